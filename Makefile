@@ -1,0 +1,74 @@
+# vdsql build. `make demo` and `make test` do all set-up themselves (scripts/install-deps).
+#   make            build ./vdsql.so (the SQLite extension: `.load ./vdsql`)
+#   make test       install deps, build, run every test (unit, SQL on files and HTTP,
+#                   the same under ASan+UBSan, fuzz smoke)
+#   make demo       install deps, build, run the demo on a generated dataset
+#   make bench      run the benchmarks in bench/
+#   make B=build-asan SAN=address,undefined CC=clang   sanitized build into its own dir
+
+CC      ?= cc
+B       ?= build
+SAN     ?=
+PKGS    := libcurl libcjson zlib libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
+           -fvisibility=hidden $(PKG_CFLAGS)
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SAN)
+endif
+LDLIBS  += $(PKG_LIBS) -lm
+
+CORE_SRC   := $(sort $(wildcard ext/core/*.c ext/core/*/*.c))
+SQLITE_SRC := $(sort $(wildcard ext/sqlite/*.c))
+CORE_OBJ   := $(CORE_SRC:%.c=$(B)/%.o)
+SQLITE_OBJ := $(SQLITE_SRC:%.c=$(B)/%.o)
+UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+.PHONY: all deps test demo bench fuzz clean
+all: vdsql.so $(UNIT_BIN)
+
+deps:
+	@scripts/install-deps
+
+# The top-level ./vdsql.so is the normal build; sanitized builds stay in $(B)/.
+ifeq ($(B),build)
+vdsql.so: $(B)/vdsql.so
+	cp $< $@
+else
+vdsql.so: $(B)/vdsql.so
+endif
+
+$(B)/vdsql.so: $(CORE_OBJ) $(SQLITE_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/%.o: %.c $(wildcard ext/core/*.h ext/core/*/*.h ext/sqlite/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/%.t: tests/unit/%.c tests/unit/tap.h $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+# libFuzzer targets (clang only), one per parser
+fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+build-fuzz/%: tests/fuzz/%.c $(CORE_SRC)
+	@mkdir -p build-fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Iext/core \
+	  -o $@ $< $(CORE_SRC) $(PKG_LIBS) -lm
+
+test: deps
+	@scripts/run-tests
+
+demo: deps all
+	@scripts/demo
+
+bench: deps all
+	@bench/run
+
+clean:
+	rm -rf build build-asan build-fuzz vdsql.so

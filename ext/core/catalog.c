@@ -1,0 +1,27 @@
+/* The list of every relation and function, in the order front ends register them. */
+#include "vd_catalog.h"
+
+extern const vd_relation vd_rel_vds_layout, vd_rel_vds_axes, vd_rel_vds_channels,
+    vd_rel_vds_metadata, vd_rel_vds_layers, vd_rel_vds_pages, vd_rel_vds_chunks,
+    vd_rel_vdsql_stats;
+extern const vd_function vd_fn_vds_chunk_data, vd_fn_vdsql_version, vd_fn_vdsql_config;
+
+const vd_relation *const vd_relations[] = {
+    &vd_rel_vds_layout, &vd_rel_vds_axes,   &vd_rel_vds_channels, &vd_rel_vds_metadata,
+    &vd_rel_vds_layers, &vd_rel_vds_pages,  &vd_rel_vds_chunks,   &vd_rel_vdsql_stats,
+    NULL};
+
+const vd_function *const vd_functions[] = {&vd_fn_vds_chunk_data, &vd_fn_vdsql_version,
+                                           &vd_fn_vdsql_config, NULL};
+
+int vd_rel_arg_col(const vd_relation *r, int k) {
+  for (int i = 0; i < r->ncols; i++)
+    if ((r->cols[i].flags & VD_COL_ARG) && k-- == 0) return i;
+  return -1;
+}
+
+int vd_rel_nargs(const vd_relation *r) {
+  int n = 0;
+  for (int i = 0; i < r->ncols; i++) n += (r->cols[i].flags & VD_COL_ARG) != 0;
+  return n;
+}

@@ -1,0 +1,117 @@
+/* vds_chunk_data(url, layer, chunk): the decoded samples of one chunk as a BLOB in the
+ * layer's format. Chunks the page marks constant, NoValue or unwritten are filled
+ * without fetching anything; data chunks are fetched and their vdschunkmetadata, when
+ * present, must agree with the page. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/store.h"
+#include "../util/base64.h"
+#include "vds_cursor.h"
+
+static vd_code page_entry(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, vds_entry *e,
+                          unsigned char raw[28], vd_err *err) {
+  int64_t p = chunk / l->page_size;
+  char *key = vds_page_key(l, p);
+  memset(raw, 0, 28);
+  if (!key) { /* directory says -1: nothing written on this page */
+    vds_entry_decode(raw, l->entry_size, e);
+    return VD_OK;
+  }
+  char *url = vd_url_join(ds->url, key);
+  free(key);
+  if (!url) return vd_nomem(err);
+  vd_blob *page;
+  vd_code rc = vd_fetch_doc(ctx, url, &page, err);
+  if (!rc) {
+    char where[600];
+    vd_url_redact(url, where, sizeof where);
+    rc = vds_page_check(l, p, page->len, where, err);
+    size_t off = (size_t)(chunk % l->page_size) * l->entry_size;
+    if (!rc && off + l->entry_size <= page->len) memcpy(raw, page->data + off, l->entry_size);
+    vd_blob_unref(page);
+  }
+  free(url);
+  vds_entry_decode(raw, l->entry_size, e);
+  return rc;
+}
+
+/* OpenVDS's rule: the object's metadata must equal the page's (hash, or hash + levels). */
+static vd_code check_metadata(const vds_layer *l, const unsigned char raw[28], const vd_objinfo *info,
+                              const char *where, vd_err *err) {
+  const char *m = vd_objinfo_meta(info, "vdschunkmetadata");
+  if (!m) return VD_OK; /* OpenVDS too accepts a missing tag when pages exist */
+  unsigned char *bytes;
+  size_t n;
+  if (vd_base64_decode(m, strlen(m), &bytes, &n))
+    return vd_fail(err, VD_INVALID, "%s: vdschunkmetadata \"%.40s\" is not valid base64", where, m);
+  const unsigned char *want = l->entry_size == 28 ? raw + 4 : raw;
+  size_t wlen = l->entry_size == 28 ? 24 : 8;
+  int ok = n == wlen && memcmp(bytes, want, wlen) == 0;
+  free(bytes);
+  if (!ok)
+    return vd_fail(err, VD_INVALID, "%s: inconsistent metadata: the object's vdschunkmetadata differs from its page entry",
+                   where);
+  return VD_OK;
+}
+
+static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err) {
+  (void)nargs;
+  *out = vd_null();
+  int64_t chunk;
+  if (args[0].type == VD_NULL || args[1].type == VD_NULL || args[2].type == VD_NULL) return VD_OK;
+  if (vd_value_as_int(&args[2], &chunk)) return vd_fail(err, VD_INVALID, "vds_chunk_data: chunk must be an integer");
+  vds_cur *c;
+  vd_code rc = vds_cur_open(ctx, args, 2, 1, &c, err);
+  if (rc) return rc;
+  const vds_layer *l = c->layer;
+  const vds_channel *ch = &c->ds->layout.channels[l->channel];
+  char *url = NULL;
+  vd_buf obj = {0}, samples = {0};
+  vd_objinfo info = {0};
+  char where[600], name[300];
+  snprintf(name, sizeof name, "%s/%lld", l->name, (long long)chunk);
+  if (!(url = vd_url_join(c->ds->url, name))) {
+    rc = vd_nomem(err);
+    goto done;
+  }
+  vd_url_redact(url, where, sizeof where);
+  if (chunk < 0 || chunk >= l->chunk_count) {
+    rc = vd_fail(err, VD_INVALID, "%s: layer %s has chunks 0 to %lld", where, l->name, (long long)l->chunk_count - 1);
+    goto done;
+  }
+  int64_t idx[VDS_MAXDIM];
+  vds_chunk_index(&l->geom, chunk, idx);
+  vds_shape shape = {{0, 0, 0}, ch->format, ch->components};
+  vds_chunk_size(&l->geom, idx, shape.size);
+  vds_entry e = {0};
+  unsigned char raw[28] = {0};
+  e.status = VDS_S_DATA;
+  if (l->has_pages && (rc = page_entry(ctx, c->ds, l, chunk, &e, raw, err))) goto done;
+  if (e.status != VDS_S_DATA) {
+    rc = vds_fill(ch, &shape, e.status, e.constant, &samples, err);
+  } else {
+    int method = l->has_pages ? l->method : VDS_M_NONE; /* OpenVDS decodes page-less layers as None */
+    if (method != VDS_M_NONE && method != VDS_M_RLE && method != VDS_M_ZIP) { /* refuse before fetching */
+      rc = vds_decode(method, NULL, 0, NULL, where, &samples, NULL, err);
+      goto done;
+    }
+    if ((rc = vd_get(ctx, url, 0, -1, &obj, &info, err))) goto done;
+    if (l->has_pages && (rc = check_metadata(l, raw, &info, where, err))) goto done;
+    rc = vds_decode(method, obj.data, obj.len, &shape, where, &samples, NULL, err);
+  }
+  if (!rc) {
+    *out = vd_owned_blob(samples.data, samples.len);
+    samples.data = NULL;
+  }
+done:
+  vd_buf_free(&obj);
+  vd_buf_free(&samples);
+  vd_objinfo_free(&info);
+  free(url);
+  vds_cur_close(c);
+  return rc;
+}
+
+const vd_function vd_fn_vds_chunk_data = {"vds_chunk_data", 3, 3, VD_FN_IO, call};

@@ -1,0 +1,224 @@
+/* Backend dispatch, the cached document path and URL helpers (see store.h). */
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cache.h"
+
+void vd_objinfo_free(vd_objinfo *i) {
+  for (int k = 0; k < i->nmeta; k++) {
+    free(i->meta[k].key);
+    free(i->meta[k].value);
+  }
+  free(i->meta);
+  i->meta = NULL;
+  i->nmeta = 0;
+}
+
+int vd_objinfo_add_meta(vd_objinfo *i, const char *key, size_t klen, const char *val, size_t vlen) {
+  vd_kv *m = realloc(i->meta, (i->nmeta + 1) * sizeof *m);
+  if (!m) return -1;
+  i->meta = m;
+  char *k = strndup(key, klen), *v = strndup(val, vlen);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  for (char *p = k; *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p += 32;
+  m[i->nmeta].key = k;
+  m[i->nmeta].value = v;
+  i->nmeta++;
+  return 0;
+}
+
+const char *vd_objinfo_meta(const vd_objinfo *i, const char *suffix) {
+  size_t sl = strlen(suffix);
+  for (int k = 0; k < i->nmeta; k++) {
+    size_t kl = strlen(i->meta[k].key);
+    if (kl >= sl && strcasecmp(i->meta[k].key + kl - sl, suffix) == 0) return i->meta[k].value;
+  }
+  return NULL;
+}
+
+vd_backend_id vd_url_backend(const char *url) {
+  if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0) return VD_BE_HTTP;
+  return VD_BE_FILE;
+}
+
+static int has_scheme(const char *url) {
+  const char *p = url;
+  while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+')
+    p++;
+  return p > url && p[0] == ':' && p[1] == '/' && p[2] == '/';
+}
+
+char *vd_url_path(const char *url) {
+  if (strncasecmp(url, "file://", 7) == 0) {
+    const char *p = url + 7;
+    if (strncasecmp(p, "localhost/", 10) == 0) p += 9;
+    return strdup(p);
+  }
+  return strdup(url);
+}
+
+/* Object names from datasets are joined into URLs; for http they are percent-encoded
+ * (RFC 3986 unreserved and '/' kept) so a name can never change the URL's structure. */
+char *vd_url_join(const char *base, const char *name) {
+  int http = vd_url_backend(base) == VD_BE_HTTP;
+  const char *q = http ? strchr(base, '?') : NULL;
+  size_t blen = q ? (size_t)(q - base) : strlen(base);
+  while (blen > 0 && base[blen - 1] == '/' && !(blen == 1)) blen--;
+  size_t nlen = strlen(name), qlen = q ? strlen(q) : 0;
+  char *out = malloc(blen + 1 + nlen * 3 + qlen + 1);
+  if (!out) return NULL;
+  char *o = out;
+  memcpy(o, base, blen);
+  o += blen;
+  if (!(blen == 1 && base[0] == '/')) *o++ = '/';
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+    int keep = !http || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+               (*p >= '0' && *p <= '9') || strchr("-._~/", *p);
+    if (keep) {
+      *o++ = (char)*p;
+    } else {
+      o += sprintf(o, "%%%02X", *p);
+    }
+  }
+  if (q) {
+    memcpy(o, q, qlen);
+    o += qlen;
+  }
+  *o = 0;
+  return out;
+}
+
+void vd_url_redact(const char *url, char *out, size_t n) {
+  const char *q = has_scheme(url) ? strchr(url, '?') : NULL;
+  if (q)
+    snprintf(out, n, "%.*s?...", (int)(q - url), url);
+  else
+    snprintf(out, n, "%s", url);
+}
+
+vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
+  vd_getreq **by[VD_BE_COUNT];
+  int cnt[VD_BE_COUNT] = {0};
+  for (int b = 0; b < VD_BE_COUNT; b++) {
+    by[b] = malloc((n ? n : 1) * sizeof **by);
+    if (!by[b]) {
+      for (int k = 0; k < b; k++) free(by[k]);
+      for (int i = 0; i < n; i++) reqs[i].rc = vd_nomem(&reqs[i].err);
+      return VD_NOMEM;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    reqs[i].rc = VD_OK;
+    vd_err_clear(&reqs[i].err);
+    reqs[i].info.size = -1;
+    vd_backend_id b = vd_url_backend(reqs[i].url);
+    by[b][cnt[b]++] = &reqs[i];
+  }
+  if (cnt[VD_BE_FILE]) vd_file_get_many(ctx, by[VD_BE_FILE], cnt[VD_BE_FILE]);
+  if (cnt[VD_BE_HTTP]) vd_http_get_many(ctx, by[VD_BE_HTTP], cnt[VD_BE_HTTP]);
+  for (int b = 0; b < VD_BE_COUNT; b++) free(by[b]);
+  for (int i = 0; i < n; i++)
+    if (reqs[i].rc) return reqs[i].rc;
+  return VD_OK;
+}
+
+vd_code vd_get(vd_ctx *ctx, const char *url, int64_t off, int64_t len, vd_buf *out, vd_objinfo *info,
+               vd_err *err) {
+  vd_getreq r = {0};
+  r.url = url;
+  r.off = off;
+  r.len = len;
+  r.want_info = info != NULL;
+  vd_code rc = vd_get_many(ctx, &r, 1);
+  if (rc) {
+    *err = r.err;
+    vd_buf_free(&r.body);
+    vd_objinfo_free(&r.info);
+    return rc;
+  }
+  *out = r.body;
+  if (info)
+    *info = r.info;
+  else
+    vd_objinfo_free(&r.info);
+  return VD_OK;
+}
+
+vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
+  memset(info, 0, sizeof *info);
+  info->size = -1;
+  return vd_url_backend(url) == VD_BE_HTTP ? vd_http_head(ctx, url, info, err)
+                                            : vd_file_head(ctx, url, info, err);
+}
+
+vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err) {
+  vd_getreq *reqs = calloc(n ? n : 1, sizeof *reqs);
+  int *slot = malloc((n ? n : 1) * sizeof *slot);
+  if (!reqs || !slot) {
+    free(reqs);
+    free(slot);
+    return vd_nomem(err);
+  }
+  int nreq = 0;
+  for (int i = 0; i < n; i++) {
+    out[i] = vd_cache_get(ctx->cache, urls[i], ctx->cfg.cache_ttl);
+    if (out[i]) {
+      ctx->stats[vd_url_backend(urls[i])].cache_hits++;
+      continue;
+    }
+    reqs[nreq].url = urls[i];
+    reqs[nreq].len = -1;
+    slot[nreq++] = i;
+  }
+  if (nreq) vd_get_many(ctx, reqs, nreq); /* each request carries its own outcome */
+  vd_code rc = VD_OK;
+  for (int k = 0; k < nreq; k++) {
+    if (reqs[k].rc == VD_OK) {
+      vd_blob *b = vd_blob_from_buf(&reqs[k].body);
+      if (!b) {
+        if (!rc) rc = vd_nomem(err);
+      } else {
+        out[slot[k]] = b;
+        if (ctx->cfg.cache_ttl > 0) vd_cache_put(ctx->cache, urls[slot[k]], b, ctx->cfg.cache_size);
+      }
+    } else if (!rc) {
+      rc = reqs[k].rc;
+      *err = reqs[k].err;
+    }
+    vd_buf_free(&reqs[k].body);
+    vd_objinfo_free(&reqs[k].info);
+  }
+  if (rc)
+    for (int i = 0; i < n; i++) {
+      vd_blob_unref(out[i]);
+      out[i] = NULL;
+    }
+  free(reqs);
+  free(slot);
+  return rc;
+}
+
+vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err) {
+  return vd_fetch_docs(ctx, &url, 1, out, err);
+}
+
+void vd_store_invalidate(vd_ctx *ctx, const char *url) { vd_cache_drop(ctx->cache, url); }
+
+void vd_store_config_changed(vd_ctx *ctx) {
+  /* curl handles read the settings when a transfer is set up; nothing cached to reset */
+  (void)ctx;
+}
+
+void vd_store_shutdown(vd_ctx *ctx) {
+  if (ctx->http) vd_http_free(ctx->http);
+  ctx->http = NULL;
+}

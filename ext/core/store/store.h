@@ -1,0 +1,74 @@
+/* The store interface: every byte vdsql reads or writes goes through here, whatever
+ * holds it (local files, http(s); S3 and Azure later). Requests are counted per backend
+ * in ctx->stats; many requests are run in parallel where the backend allows it. */
+#ifndef VD_STORE_H
+#define VD_STORE_H
+
+#include <stdint.h>
+
+#include "../vd_buf.h"
+#include "../vd_ctx.h"
+#include "../vd_err.h"
+
+typedef struct vd_kv {
+  char *key, *value;
+} vd_kv;
+
+/* What a HEAD (or a GET asked for it) tells about an object. */
+typedef struct vd_objinfo {
+  int64_t size;     /* whole object, -1 unknown */
+  char etag[128];
+  int64_t mtime;    /* seconds since the epoch, 0 unknown */
+  int nmeta;
+  vd_kv *meta;      /* user metadata, keys without the backend's prefix, lower-case */
+} vd_objinfo;
+
+void vd_objinfo_free(vd_objinfo *i);
+/* User metadata whose key ends with suffix (case-insensitive), as OpenVDS matches it. */
+const char *vd_objinfo_meta(const vd_objinfo *i, const char *suffix);
+int vd_objinfo_add_meta(vd_objinfo *i, const char *key, size_t klen, const char *val, size_t vlen);
+
+typedef struct vd_getreq {
+  const char *url;
+  int64_t off, len;   /* len < 0: from off to the end */
+  int want_info;      /* also fill info (size, etag, user metadata) */
+  vd_buf body;
+  vd_objinfo info;
+  vd_code rc;
+  vd_err err;
+} vd_getreq;
+
+/* Runs every request (in parallel where possible); each gets its own rc/err. Returns
+ * VD_OK when all succeeded, else the first failing request's code. */
+vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n);
+vd_code vd_get(vd_ctx *ctx, const char *url, int64_t off, int64_t len, vd_buf *out, vd_objinfo *info,
+               vd_err *err);
+vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+
+/* Whole small objects (JSON documents, metadata pages) through the document cache. */
+vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
+/* The same for many at once; all-or-nothing: on failure every out[i] is NULL. */
+vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err);
+/* Forget a cached document (after a write through vdsql). */
+void vd_store_invalidate(vd_ctx *ctx, const char *url);
+
+/* URL helpers. */
+vd_backend_id vd_url_backend(const char *url);
+/* base + "/" + name, keeping a ?query of base at the end (presigned / SAS URLs). */
+char *vd_url_join(const char *base, const char *name);
+/* url without its ?query, for messages: secrets never reach an error. */
+void vd_url_redact(const char *url, char *out, size_t n);
+/* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
+char *vd_url_path(const char *url);
+
+void vd_store_config_changed(vd_ctx *ctx);
+void vd_store_shutdown(vd_ctx *ctx);
+
+/* Backends (store_file.c, store_http.c). */
+vd_code vd_file_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
+vd_code vd_file_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
+vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+void vd_http_free(vd_http *h);
+
+#endif

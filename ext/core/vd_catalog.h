@@ -1,0 +1,76 @@
+/* The relation catalogue: every relation and function vdsql offers is described here
+ * once (columns, argument columns, constraints the core can use, a cursor) and both
+ * front ends are generic over these descriptions. Adding a relation means adding one
+ * file in relations/ and one line in catalog.c. */
+#ifndef VD_CATALOG_H
+#define VD_CATALOG_H
+
+#include "vd_ctx.h"
+#include "vd_err.h"
+#include "vd_value.h"
+
+/* Column flags. */
+#define VD_COL_ARG 0x1   /* an input: HIDDEN argument column (SQLite), function parameter (PG) */
+#define VD_COL_OPT 0x2   /* with VD_COL_ARG: may be omitted (then NULL) */
+#define VD_COL_PUSH 0x4  /* the cursor narrows its scan with =, IN, <, <=, >, >= on it */
+
+typedef struct vd_colspec {
+  const char *name;
+  vd_type type;      /* declared type; NULL values are always allowed */
+  unsigned flags;
+} vd_colspec;
+
+typedef enum vd_op { VD_OP_EQ = 1, VD_OP_LT, VD_OP_LE, VD_OP_GT, VD_OP_GE, VD_OP_IN } vd_op;
+
+/* A constraint handed to a cursor. It is a hint: the front end still checks every row,
+ * so a cursor may return more rows than match but never fewer. */
+typedef struct vd_filter {
+  int col;               /* index into the relation's columns */
+  vd_op op;
+  const vd_value *vals;  /* one value, or the list for VD_OP_IN */
+  int nvals;
+} vd_filter;
+
+/* Relation flags. */
+#define VD_REL_IO 0x1    /* reads files or the network: never from triggers/views of untrusted schemas */
+
+typedef struct vd_relation {
+  const char *name;
+  const vd_colspec *cols;
+  int ncols;
+  unsigned flags;
+  int order_col;         /* rows come out ascending on this column, or -1 */
+  /* Planner estimate of the rows a scan returns under these filters. */
+  double (*estimate)(const vd_filter *f, int nf);
+  /* Positions the new cursor on its first row (or at eof). args[k] is the k-th
+   * VD_COL_ARG column in declaration order, VD_NULL when omitted. Strings in args and
+   * filters are only valid during the call. */
+  vd_code (*open)(vd_ctx *ctx, const vd_value *args, int nargs, const vd_filter *f, int nf,
+                  void **cur, vd_err *err);
+  vd_code (*next)(void *cur, vd_err *err);
+  int (*eof)(void *cur);
+  /* Value of a non-argument column of the current row; borrowed pointers stay valid
+   * until next/close. */
+  vd_code (*column)(void *cur, int col, vd_value *out, vd_err *err);
+  int64_t (*rowid)(void *cur);
+  void (*close)(void *cur);
+} vd_relation;
+
+/* Function flags. */
+#define VD_FN_IO 0x1
+
+typedef struct vd_function {
+  const char *name;
+  int min_args, max_args;
+  unsigned flags;
+  vd_code (*call)(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err);
+} vd_function;
+
+extern const vd_relation *const vd_relations[];
+extern const vd_function *const vd_functions[];
+
+/* Index of the k-th argument column of r, or -1. */
+int vd_rel_arg_col(const vd_relation *r, int k);
+int vd_rel_nargs(const vd_relation *r);
+
+#endif

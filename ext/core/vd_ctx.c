@@ -1,0 +1,132 @@
+/* Context lifetime and the vdsql_config settings table (see vd_ctx.h). */
+#include "vd_ctx.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/cache.h"
+#include "store/store.h"
+
+static const char *const backend_names[VD_BE_COUNT] = {"file", "http"};
+
+const char *vd_backend_name(vd_backend_id id) {
+  return id < VD_BE_COUNT ? backend_names[id] : "?";
+}
+
+vd_ctx *vd_ctx_new(void) {
+  vd_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return NULL;
+  ctx->cfg.cache_ttl = 60;
+  ctx->cfg.cache_size = 16 << 20;
+  ctx->cfg.http_timeout = 60;
+  ctx->cfg.http_connect_timeout = 10;
+  ctx->cfg.http_retries = 3;
+  ctx->cfg.http_retry_delay_ms = 100;
+  ctx->cfg.http_parallel = 16;
+  ctx->cache = vd_cache_new();
+  if (!ctx->cache) {
+    free(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+void vd_ctx_free(vd_ctx *ctx) {
+  if (!ctx) return;
+  vd_store_shutdown(ctx);
+  vd_cache_free(ctx->cache);
+  free(ctx);
+}
+
+typedef enum { K_REAL, K_INT, K_STR, K_ACTION } kind;
+typedef struct {
+  const char *key;
+  kind k;
+  size_t off;
+  double lo, hi;
+  const char *doc;
+} setting;
+
+#define OFF(f) offsetof(vd_config, f)
+static const setting settings[] = {
+    {"cache_ttl", K_REAL, OFF(cache_ttl), 0, 1e9, "seconds a cached document stays fresh (0: no caching)"},
+    {"cache_size", K_INT, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
+    {"http_timeout", K_REAL, OFF(http_timeout), 0.001, 1e6, "seconds a request may take"},
+    {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
+    {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
+    {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
+    {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
+    {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
+    {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
+    {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
+};
+
+static char *show(const vd_ctx *ctx, const setting *s) {
+  char buf[600];
+  const char *base = (const char *)&ctx->cfg;
+  switch (s->k) {
+    case K_REAL: snprintf(buf, sizeof buf, "%g", *(const double *)(base + s->off)); break;
+    case K_INT:
+      if (s->off == OFF(cache_size))
+        snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off));
+      else
+        snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off));
+      break;
+    case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
+    case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
+  }
+  return strdup(buf);
+}
+
+vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **out, vd_err *err) {
+  const setting *s = NULL;
+  for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+    if (key && strcmp(settings[i].key, key) == 0) s = &settings[i];
+  if (!s) {
+    char known[512] = "";
+    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+      strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+      strncat(known, settings[i].key, sizeof known - strlen(known) - 1);
+    }
+    return vd_fail(err, VD_INVALID, "vdsql_config: unknown key '%s' (known: %s)", key ? key : "NULL",
+                   known);
+  }
+  char *base = (char *)&ctx->cfg;
+  if (value) {
+    if (s->k == K_ACTION) {
+      if (strcmp(s->key, "stats") == 0 && strcmp(value, "reset") == 0)
+        memset(ctx->stats, 0, sizeof ctx->stats);
+      else if (strcmp(s->key, "cache") == 0 && strcmp(value, "clear") == 0)
+        vd_cache_clear(ctx->cache);
+      else
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): unknown action", s->key, value);
+    } else if (s->k == K_STR) {
+      size_t n = strlen(value);
+      if (n >= sizeof ctx->cfg.ca_file)
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s'): value too long", s->key);
+      memcpy(base + s->off, value, n + 1);
+      vd_store_config_changed(ctx);
+    } else {
+      char *end;
+      errno = 0;
+      double x = strtod(value, &end);
+      if (errno || end == value || *end || !isfinite(x) || x < s->lo || x > s->hi ||
+          (s->k == K_INT && x != floor(x)))
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected %s from %g to %g", s->key,
+                       value, s->k == K_INT ? "a whole number" : "a number", s->lo, s->hi);
+      if (s->k == K_REAL)
+        *(double *)(base + s->off) = x;
+      else if (s->off == OFF(cache_size))
+        *(int64_t *)(base + s->off) = (int64_t)x;
+      else
+        *(int *)(base + s->off) = (int)x;
+      if (s->off == OFF(cache_size)) vd_cache_trim(ctx->cache, ctx->cfg.cache_size);
+      vd_store_config_changed(ctx);
+    }
+  }
+  if (out && !(*out = show(ctx, s))) return vd_nomem(err);
+  return VD_OK;
+}

@@ -1,0 +1,50 @@
+/* A vdsql context: one per database connection (SQLite) or backend (PostgreSQL).
+ * It owns the settings given with vdsql_config, the request counters, the document
+ * cache and the transport handles (curl), so nothing is process-global. */
+#ifndef VD_CTX_H
+#define VD_CTX_H
+
+#include <stdint.h>
+
+#include "vd_err.h"
+
+typedef enum vd_backend_id { VD_BE_FILE = 0, VD_BE_HTTP, VD_BE_COUNT } vd_backend_id;
+
+typedef struct vd_stats {
+  int64_t requests;   /* requests sent (every attempt, retries included) */
+  int64_t bytes;      /* body bytes received or sent */
+  int64_t retries;    /* attempts repeated after a transient failure */
+  int64_t cache_hits; /* documents served from the cache instead of a request */
+} vd_stats;
+
+typedef struct vd_config {
+  double cache_ttl;        /* seconds a cached document stays fresh; 0 disables caching */
+  int64_t cache_size;      /* bytes the document cache may hold */
+  double http_timeout;     /* seconds for a whole request */
+  double http_connect_timeout;
+  int http_retries;        /* extra attempts after a transient failure */
+  int http_retry_delay_ms; /* first backoff; doubles each attempt */
+  int http_parallel;       /* requests in flight at once */
+  char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
+} vd_config;
+
+typedef struct vd_cache vd_cache;
+typedef struct vd_http vd_http;
+
+typedef struct vd_ctx {
+  vd_config cfg;
+  vd_stats stats[VD_BE_COUNT];
+  vd_cache *cache;
+  vd_http *http; /* created on first use */
+} vd_ctx;
+
+vd_ctx *vd_ctx_new(void);
+void vd_ctx_free(vd_ctx *ctx);
+
+const char *vd_backend_name(vd_backend_id id);
+
+/* vdsql_config: set (value != NULL) or read a setting; *out gets the current value as
+ * text (malloc'd). Unknown keys are an error that lists the known ones. */
+vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **out, vd_err *err);
+
+#endif

@@ -1,0 +1,340 @@
+/* One generic virtual-table module, instantiated once per relation of the catalogue.
+ * Argument columns are HIDDEN; xBestIndex refuses plans that leave an argument
+ * unbound (SQLITE_CONSTRAINT, so joins bind it from the left) and hands constraints on
+ * VD_COL_PUSH columns to the cursor. Plan encoding: idxNum = bitmask of the arguments
+ * present; idxStr = "col:op," per pushed constraint, in argv order after the arguments,
+ * op one of = < l(<=) > g(>=) I(IN, all values at once). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glue.h"
+SQLITE_EXTENSION_INIT3
+
+typedef struct mod_aux {
+  const vd_relation *rel;
+  vdsql_conn *conn;
+} mod_aux;
+
+typedef struct vt_tab {
+  sqlite3_vtab base;
+  const vd_relation *rel;
+  vd_ctx *ctx;
+} vt_tab;
+
+typedef struct vt_cur {
+  sqlite3_vtab_cursor base;
+  void *cur;
+  sqlite3_value **args; /* copies, returned for the HIDDEN columns */
+  int nargs;
+} vt_cur;
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
+  (void)argc, (void)argv;
+  mod_aux *m = aux;
+  const vd_relation *r = m->rel;
+  sqlite3_str *s = sqlite3_str_new(db);
+  sqlite3_str_appendall(s, "CREATE TABLE x(");
+  for (int i = 0; i < r->ncols; i++) {
+    static const char *const tn[] = {"", "INTEGER", "REAL", "TEXT", "BLOB"};
+    sqlite3_str_appendf(s, "%s\"%w\" %s%s", i ? ", " : "", r->cols[i].name, tn[r->cols[i].type],
+                        (r->cols[i].flags & VD_COL_ARG) ? " HIDDEN" : "");
+  }
+  sqlite3_str_appendall(s, ")");
+  char *sql = sqlite3_str_finish(s);
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_declare_vtab(db, sql);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("%s: %s", r->name, sqlite3_errmsg(db));
+    return rc;
+  }
+  sqlite3_vtab_config(db, (r->flags & VD_REL_IO) ? SQLITE_VTAB_DIRECTONLY : SQLITE_VTAB_INNOCUOUS);
+  vt_tab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->rel = r;
+  t->ctx = m->conn->ctx;
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+static int op_of(unsigned char op) {
+  switch (op) {
+    case SQLITE_INDEX_CONSTRAINT_EQ: return '=';
+    case SQLITE_INDEX_CONSTRAINT_LT: return '<';
+    case SQLITE_INDEX_CONSTRAINT_LE: return 'l';
+    case SQLITE_INDEX_CONSTRAINT_GT: return '>';
+    case SQLITE_INDEX_CONSTRAINT_GE: return 'g';
+    default: return 0;
+  }
+}
+
+static vd_op vd_op_of(int c) {
+  switch (c) {
+    case '=': return VD_OP_EQ;
+    case '<': return VD_OP_LT;
+    case 'l': return VD_OP_LE;
+    case '>': return VD_OP_GT;
+    case 'g': return VD_OP_GE;
+    default: return VD_OP_IN;
+  }
+}
+
+static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  vt_tab *t = (vt_tab *)vt;
+  const vd_relation *r = t->rel;
+  int nargs = vd_rel_nargs(r);
+  int argcon[32], unusable[32];
+  for (int k = 0; k < nargs && k < 32; k++) argcon[k] = -1, unusable[k] = 0;
+  vd_filter plan[64];
+  int pushcon[64], npush = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (c->iColumn < 0 || c->iColumn >= r->ncols) continue;
+    const vd_colspec *col = &r->cols[c->iColumn];
+    if (col->flags & VD_COL_ARG) {
+      int k = 0;
+      for (int j = 0; j < c->iColumn; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
+      if (c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+      if (!c->usable)
+        unusable[k] = 1;
+      else if (argcon[k] < 0)
+        argcon[k] = i;
+    } else if ((col->flags & VD_COL_PUSH) && c->usable && op_of(c->op) && npush < 64) {
+      int in = c->op == SQLITE_INDEX_CONSTRAINT_EQ && sqlite3_vtab_in(info, i, -1);
+      plan[npush].col = c->iColumn;
+      plan[npush].op = in ? VD_OP_IN : vd_op_of(op_of(c->op));
+      plan[npush].vals = NULL;
+      plan[npush].nvals = 0;
+      pushcon[npush++] = i;
+    }
+  }
+  int argv = 0, mask = 0;
+  for (int k = 0; k < nargs; k++) {
+    int col = vd_rel_arg_col(r, k);
+    if (argcon[k] >= 0) {
+      info->aConstraintUsage[argcon[k]].argvIndex = ++argv;
+      info->aConstraintUsage[argcon[k]].omit = 1;
+      mask |= 1 << k;
+    } else if (unusable[k]) {
+      return SQLITE_CONSTRAINT; /* bind it from an outer loop first */
+    } else if (!(r->cols[col].flags & VD_COL_OPT)) {
+      sqlite3_free(vt->zErrMsg);
+      vt->zErrMsg = sqlite3_mprintf("%s: argument '%s' is required", r->name, r->cols[col].name);
+      return SQLITE_ERROR;
+    }
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  for (int p = 0; p < npush; p++) {
+    info->aConstraintUsage[pushcon[p]].argvIndex = ++argv;
+    if (plan[p].op == VD_OP_IN) sqlite3_vtab_in(info, pushcon[p], 1);
+    int opc = plan[p].op == VD_OP_IN ? 'I' : op_of(info->aConstraint[pushcon[p]].op);
+    sqlite3_str_appendf(s, "%d:%c,", plan[p].col, opc);
+  }
+  info->idxNum = mask;
+  info->idxStr = sqlite3_str_finish(s);
+  info->needToFreeIdxStr = 1;
+  double rows = r->estimate ? r->estimate(plan, npush) : 1000;
+  info->estimatedRows = (sqlite3_int64)rows;
+  info->estimatedCost = rows * ((r->flags & VD_REL_IO) ? 10.0 : 1.0) + 100.0;
+  if (r->order_col >= 0 && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == r->order_col &&
+      !info->aOrderBy[0].desc)
+    info->orderByConsumed = 1;
+  return SQLITE_OK;
+}
+
+static int vt_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
+  (void)vt;
+  vt_cur *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static void reset(vt_tab *t, vt_cur *c) {
+  if (c->cur) t->rel->close(c->cur);
+  c->cur = NULL;
+  for (int i = 0; i < c->nargs; i++) sqlite3_value_free(c->args[i]);
+  sqlite3_free(c->args);
+  c->args = NULL;
+  c->nargs = 0;
+}
+
+static int vt_close(sqlite3_vtab_cursor *cur) {
+  vt_cur *c = (vt_cur *)cur;
+  reset((vt_tab *)cur->pVtab, c);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+static int fail(sqlite3_vtab *vt, vd_code rc, const vd_err *err) {
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = sqlite3_mprintf("%s", err->msg);
+  return vdsql_sqlite_code(rc);
+}
+
+/* IN lists: values copied out of SQLite, since each next may invalidate the last. */
+typedef struct in_list {
+  vd_value *v;
+  int n;
+} in_list;
+
+static int collect_in(sqlite3_value *list, in_list *out) {
+  sqlite3_value *x;
+  int cap = 0;
+  for (int rc = sqlite3_vtab_in_first(list, &x); rc == SQLITE_OK && x; rc = sqlite3_vtab_in_next(list, &x)) {
+    if (out->n == cap) {
+      cap = cap ? cap * 2 : 16;
+      vd_value *nv = sqlite3_realloc64(out->v, cap * sizeof *nv);
+      if (!nv) return SQLITE_NOMEM;
+      out->v = nv;
+    }
+    vd_value v = vdsql_arg(x);
+    if (v.type == VD_TEXT || v.type == VD_BLOB) {
+      void *copy = sqlite3_malloc64(v.n + 1);
+      if (!copy) return SQLITE_NOMEM;
+      memcpy(copy, v.p ? v.p : "", v.n);
+      v.p = copy;
+      v.dtor = sqlite3_free;
+    }
+    out->v[out->n++] = v;
+  }
+  return SQLITE_OK;
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
+  vt_cur *c = (vt_cur *)cur;
+  vt_tab *t = (vt_tab *)cur->pVtab;
+  const vd_relation *r = t->rel;
+  reset(t, c);
+  int nargs = vd_rel_nargs(r), a = 0, rc = SQLITE_OK;
+  vd_value args[32];
+  vd_filter f[64];
+  in_list lists[64];
+  int nf = 0;
+  memset(lists, 0, sizeof lists);
+  c->args = sqlite3_malloc64((nargs ? nargs : 1) * sizeof *c->args);
+  if (!c->args) return SQLITE_NOMEM;
+  memset(c->args, 0, (nargs ? nargs : 1) * sizeof *c->args);
+  c->nargs = nargs;
+  for (int k = 0; k < nargs; k++) {
+    if ((idxNum & (1 << k)) && a < argc) {
+      args[k] = vdsql_arg(argv[a]);
+      c->args[k] = sqlite3_value_dup(argv[a]);
+      a++;
+    } else {
+      args[k] = vd_null();
+    }
+  }
+  vd_value single[64];
+  for (const char *p = idxStr; p && *p && a < argc && nf < 64;) {
+    int col = atoi(p);
+    const char *colon = strchr(p, ':');
+    if (!colon) break;
+    int opc = colon[1];
+    f[nf].col = col;
+    f[nf].op = vd_op_of(opc);
+    if (opc == 'I') {
+      if ((rc = collect_in(argv[a], &lists[nf])) != SQLITE_OK) goto out;
+      f[nf].vals = lists[nf].v;
+      f[nf].nvals = lists[nf].n;
+    } else {
+      single[nf] = vdsql_arg(argv[a]);
+      f[nf].vals = &single[nf];
+      f[nf].nvals = 1;
+    }
+    nf++;
+    a++;
+    p = strchr(colon, ',');
+    if (p) p++;
+  }
+  vd_err err = {0};
+  vd_code vrc = r->open(t->ctx, args, nargs, f, nf, &c->cur, &err);
+  if (vrc) rc = fail(cur->pVtab, vrc, &err);
+out:
+  for (int i = 0; i < nf; i++) {
+    for (int j = 0; j < lists[i].n; j++)
+      if (lists[i].v[j].dtor) lists[i].v[j].dtor((void *)lists[i].v[j].p);
+    sqlite3_free(lists[i].v);
+  }
+  return rc;
+}
+
+static int vt_next(sqlite3_vtab_cursor *cur) {
+  vt_cur *c = (vt_cur *)cur;
+  vt_tab *t = (vt_tab *)cur->pVtab;
+  vd_err err = {0};
+  vd_code rc = t->rel->next(c->cur, &err);
+  return rc ? fail(cur->pVtab, rc, &err) : SQLITE_OK;
+}
+
+static int vt_eof(sqlite3_vtab_cursor *cur) {
+  vt_cur *c = (vt_cur *)cur;
+  return !c->cur || ((vt_tab *)cur->pVtab)->rel->eof(c->cur);
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
+  vt_cur *c = (vt_cur *)cur;
+  vt_tab *t = (vt_tab *)cur->pVtab;
+  const vd_relation *r = t->rel;
+  if (r->cols[col].flags & VD_COL_ARG) {
+    int k = 0;
+    for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
+    if (k < c->nargs && c->args[k]) sqlite3_result_value(cx, c->args[k]);
+    return SQLITE_OK;
+  }
+  vd_value v = vd_null();
+  vd_err err = {0};
+  vd_code rc = r->column(c->cur, col, &v, &err);
+  if (rc) {
+    if (v.dtor) v.dtor((void *)v.p);
+    sqlite3_result_error(cx, err.msg, -1);
+    return fail(cur->pVtab, rc, &err);
+  }
+  vdsql_result(cx, &v);
+  return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+  vt_cur *c = (vt_cur *)cur;
+  *out = ((vt_tab *)cur->pVtab)->rel->rowid(c->cur);
+  return SQLITE_OK;
+}
+
+static const sqlite3_module module = {
+    .iVersion = 0,
+    .xCreate = NULL, /* eponymous only: used as a table-valued function */
+    .xConnect = vt_connect,
+    .xBestIndex = vt_best_index,
+    .xDisconnect = vt_disconnect,
+    .xDestroy = vt_disconnect,
+    .xOpen = vt_open,
+    .xClose = vt_close,
+    .xFilter = vt_filter,
+    .xNext = vt_next,
+    .xEof = vt_eof,
+    .xColumn = vt_column,
+    .xRowid = vt_rowid,
+};
+
+static void aux_destroy(void *p) {
+  mod_aux *m = p;
+  vdsql_conn_release(m->conn);
+  sqlite3_free(m);
+}
+
+int vdsql_register_relation(sqlite3 *db, const vd_relation *rel, vdsql_conn *conn) {
+  mod_aux *m = sqlite3_malloc(sizeof *m);
+  if (!m) return SQLITE_NOMEM;
+  m->rel = rel;
+  m->conn = conn;
+  conn->refs++;
+  return sqlite3_create_module_v2(db, rel->name, &module, m, aux_destroy);
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Builds OpenVDS cloud-layout datasets for vdsql's tests, demo and benchmarks.
+
+Written from shared/spec/openvds.md alone (stdlib only), independently of vdsql's C
+reader, so the tests compare two implementations of the spec. Every dataset is a
+directory: VolumeDataLayout, LayerStatus, <layer>/ChunkMetadata/<page>, <layer>/<chunk>
+objects carrying user.vdschunkmetadata extended attributes, as vdsql's file store reads.
+
+  mkvds.py tests ROOT          every dataset the SQL tests use, under ROOT/<name>
+  mkvds.py big N DIR           one layer of about N chunks, pages only (benchmarks)
+  mkvds.py demo DIR            a small survey for `make demo`
+"""
+import base64
+import json
+import os
+import random
+import struct
+import sys
+import zlib
+
+FORMATS = {"1Bit": (0, 0, None), "U8": (1, 1, "B"), "U16": (2, 2, "H"), "R32": (3, 4, "f"),
+           "U32": (4, 4, "I"), "R64": (5, 8, "d"), "U64": (6, 8, "Q")}
+NOVALUE_HASH = 0xFFFFFFFFFFFFFFFF
+
+
+def constant_hash(value):
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    return 0x0101010100000000 | bits
+
+
+class Layout:
+    """VolumeDataLayout plus the section-6 chunk arithmetic."""
+
+    def __init__(self, samples, brick=64, neg=4, pos=4, lod_levels=0, mult2d=4, channels=None, metadata=None,
+                 names=None):
+        self.samples = list(samples)
+        self.brick, self.neg, self.pos, self.lod_levels, self.mult2d = brick, neg, pos, lod_levels, mult2d
+        self.channels = channels or [channel("Amplitude", "R32")]
+        self.metadata = metadata or []
+        self.names = names or ["Sample", "Crossline", "Inline", "Dim3", "Dim4", "Dim5"]
+
+    def json(self):
+        lods = "LODLevels_None" if self.lod_levels == 0 else "LODLevels_%d" % self.lod_levels
+        return {
+            "axisDescriptors": [{"coordinateMax": float(n - 1) * 4, "coordinateMin": 0.0, "name": self.names[d],
+                                 "numSamples": n, "unit": "ms" if d == 0 else "unitless"}
+                                for d, n in enumerate(self.samples)],
+            "channelDescriptors": self.channels,
+            "layoutDescriptor": {"brickSize": "BrickSize_%d" % self.brick, "brickSize2DMultiplier": self.mult2d,
+                                 "create2DLODs": False, "forceFullResolutionDimension": False,
+                                 "fullResolutionDimension": -1, "lodLevels": lods,
+                                 "negativeMargin": self.neg, "positiveMargin": self.pos},
+            "metadata": self.metadata,
+        }
+
+    def grid(self, group, lod, chan):
+        """Per dimension (N, B, chunks, neg, pos, in_group) for a layer."""
+        n6 = self.samples + [1] * (6 - len(self.samples))
+        internal = self.brick - self.neg - self.pos
+        if len(group) == 2:
+            internal *= self.mult2d
+        per_trace = chan.get("channelMapping") == "PerTrace"
+        out = []
+        for d in range(6):
+            n, ing, neg, pos = n6[d], d in group, self.neg, self.pos
+            if per_trace and d == 0:
+                n = chan["mappedValues"]
+                neg = pos = 0
+                if n == 1:
+                    ing = False
+            if not ing:
+                out.append((n, 1, n, 0, 0, False))
+            elif per_trace and d == 0:
+                out.append((n, n, 1, 0, 0, True))
+            else:
+                b = min(internal << lod, n)
+                c = max(1, int((n - 1 - neg - pos) / b) + 1)
+                out.append((n, b, c, neg, pos, True))
+        return out
+
+    @staticmethod
+    def position(grid, chunk):
+        idx = []
+        for (_, _, c, _, _, _) in grid:
+            idx.append(chunk % c)
+            chunk //= c
+        return idx
+
+    @staticmethod
+    def chunk_size(grid, idx, lod):
+        sizes = []
+        for d, (n, b, c, neg, pos, ing) in enumerate(grid):
+            if not ing:
+                continue
+            start, end = idx[d] * b, min((idx[d] + 1) * b + neg + pos, n)
+            sizes.append(((end - start) + (1 << lod) - 1) >> lod)
+        return (sizes + [1, 1, 1])[:3], len(sizes)
+
+
+def channel(name, fmt, mapping="Direct", mapped=1, use_no_value=False, no_value=0.0, scale=1.0, offset=0.0,
+            components=1):
+    return {"allowLossyCompression": False, "channelMapping": mapping, "components": "Components_%d" % components,
+            "discrete": False, "format": "Format_" + fmt, "integerOffset": offset, "integerScale": scale,
+            "mappedValues": mapped, "name": name, "noValue": no_value, "renderable": mapping == "Direct",
+            "unit": "", "useNoValue": use_no_value, "valueRange": [-1.0, 1.0]}
+
+
+def rle_encode(raw, unit):
+    """Section 9 RLE: repeat runs for 2+ equal units (3 for byte units), else literals."""
+    units = [raw[i:i + unit] for i in range(0, len(raw), unit)]
+    out, i, minrep = bytearray(), 0, 3 if unit == 1 else 2
+
+    def emit(literal, run, payload):
+        r = run - 1
+        b0 = (r & 0x3F) | (0x40 if literal else 0) | (0x80 if r >= 64 else 0)
+        out.append(b0)
+        if r >= 64:
+            out.append(r >> 6)
+        out.extend(payload)
+
+    while i < len(units):
+        j = i
+        while j + 1 < len(units) and units[j + 1] == units[i] and j + 1 - i < 16383:
+            j += 1
+        if j - i + 1 >= minrep:
+            emit(False, j - i + 1, units[i])
+            i = j + 1
+            continue
+        k = i
+        while k < len(units) and k - i < 16384:
+            if k + minrep <= len(units) and all(units[k + m] == units[k] for m in range(minrep)):
+                break
+            k += 1
+        emit(True, k - i, b"".join(units[i:k]))
+        i = k
+    return struct.pack("<iii", 12 + len(out), len(raw), unit) + bytes(out)
+
+
+def encode_chunk(method, sizes, ndim, fmt, raw, components=1):
+    desc = struct.pack("<6i", ndim, sizes[0], sizes[1], sizes[2], FORMATS[fmt][0], components)
+    if method == "None":
+        return desc + raw
+    if method == "Zip":
+        return desc + zlib.compress(raw)
+    if method == "RLE":
+        return desc + rle_encode(raw, FORMATS[fmt][1] or 1)
+    raise ValueError(method)
+
+
+def samples(fmt, count, seed):
+    """Deterministic, partly repetitive samples (so RLE has runs and literals)."""
+    code = FORMATS[fmt][2]
+    vals = []
+    for i in range(count):
+        v = (seed * 7 + i // 5) % 97
+        vals.append(float(v) / 8 if code in "fd" else v)
+    return struct.pack("<%d%s" % (count, code), *vals)
+
+
+class Writer:
+    def __init__(self, root, layout, seed=1):
+        self.root, self.layout, self.layers = root, layout, []
+        self.rng = random.Random(seed)
+        os.makedirs(root, exist_ok=True)
+
+    def put(self, key, data, meta=None):
+        path = os.path.join(self.root, key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        if meta is not None:
+            os.setxattr(path, "user.vdschunkmetadata", meta.encode())
+
+    def random_hash(self):
+        while True:
+            h = self.rng.getrandbits(64)
+            if h not in (0, NOVALUE_HASH) and (h >> 32) != 0x01010101:
+                return h
+
+    def layer(self, name, chan_index=0, group=(0, 1, 2), lod=0, method="None", page_size=1024, statuses=None,
+              write_objects=True, drop_pages=(), short_last_page=None, pages=True, wavelet=False,
+              meta_override=None, no_directory=False, stats=True, count_override=None):
+        """statuses: function chunk -> 'data' | ('constant', v) | 'novalue' | 'unwritten'."""
+        chan = self.layout.channels[chan_index]
+        grid = self.layout.grid(list(group), lod, chan)
+        count = 1
+        for g in grid:
+            count *= g[2]
+        entry_size = 28 if wavelet else 8
+        npages = (count - 1) // page_size + 1
+        entries = bytearray(npages * page_size * entry_size)
+        fmt = chan["format"].split("_", 1)[1]
+        valid = serialized = uncompressed = 0
+        for c in range(count):
+            st = statuses(c) if statuses else "data"
+            if st == "unwritten":
+                continue
+            valid += 1
+            if st == "novalue":
+                h = NOVALUE_HASH
+            elif isinstance(st, tuple):
+                h = constant_hash(st[1])
+            else:
+                h = self.random_hash()
+            hb = struct.pack("<Q", h)
+            off = c * entry_size
+            if wavelet:
+                size = 1000 + c
+                entries[off:off + 4] = struct.pack("<I", size)
+                entries[off + 4:off + 12] = hb
+                entries[off + 12:off + 28] = bytes([200, 180] + [0] * 14)
+            else:
+                entries[off:off + 8] = hb
+            if st == "data" and write_objects and not wavelet:
+                idx = Layout.position(grid, c)
+                sizes, nd = Layout.chunk_size(grid, idx, lod)
+                ebytes = FORMATS[fmt][1] * int(chan["components"].split("_")[1])
+                raw = samples(fmt, sizes[0] * sizes[1] * sizes[2] * (ebytes // FORMATS[fmt][1]), c)
+                obj = encode_chunk(method if pages else "None", sizes, max(nd, 2) if nd < 3 else 3, fmt, raw,
+                                   int(chan["components"].split("_")[1]))
+                meta = base64.b64encode(hb).decode()
+                if meta_override and c in meta_override:
+                    meta = meta_override[c]
+                self.put("%s/%d" % (name, c), obj, meta)
+                serialized += len(obj)
+                uncompressed += len(raw)
+        directory = []
+        if pages:
+            for p in range(npages):
+                if p in drop_pages:
+                    directory.append(-1)
+                    continue
+                body = bytes(entries[p * page_size * entry_size:(p + 1) * page_size * entry_size])
+                if p == npages - 1 and short_last_page is not None:
+                    body = body[:short_last_page * entry_size]
+                self.put("%s/ChunkMetadata/%d" % (name, p), body)
+                directory.append(p)
+        st = {"adaptiveLevelSizes": [0] * 16, "channelName": chan["name"],
+              "compressionMethod": "Wavelet" if wavelet else method,
+              "compressionTolerance": 0.0, "dimensionGroup": "Dimensions_" + "".join(map(str, group)),
+              "layerName": name, "lod": lod, "produceStatus": "Normal"}
+        if pages:
+            st.update({"hasChunkMetadataPages": True, "chunkCount": count_override or count,
+                       "chunkMetadataPageSize": page_size, "chunkMetadataByteSize": entry_size,
+                       "uncompressedSize": uncompressed})
+            if not no_directory:
+                st["pageDirectory"] = directory
+            if stats:
+                st.update({"validChunkCount": valid, "serializedSize": serialized})
+        self.layers.append(st)
+        return count
+
+    def finish(self, layout_text=None, status_text=None):
+        self.put("VolumeDataLayout", (layout_text or json.dumps(self.layout.json(), indent=4, sort_keys=True)).encode())
+        self.put("LayerStatus", (status_text or json.dumps(self.layers, indent=4, sort_keys=True)).encode())
+
+
+def survey_layout():
+    meta = [
+        {"category": "SurveyCoordinateSystem", "name": "Origin", "type": "DoubleVector2", "value": [431000.0, 6348000.0]},
+        {"category": "SurveyCoordinateSystem", "name": "CRSWkt", "type": "String", "value": "LOCAL_CS[\"test\"]"},
+        {"category": "Survey", "name": "LineCount", "type": "Int", "value": 100},
+        {"category": "Survey", "name": "Scale", "type": "Double", "value": 0.25},
+        {"category": "", "name": "SEGYTextHeader", "type": "BLOB", "value": base64.b64encode(b"C 1 CLIENT vdsql").decode()},
+    ]
+    chans = [channel("Amplitude", "R32", use_no_value=True, no_value=-999.25),
+             channel("Trace", "U8", mapping="PerTrace", mapped=1),
+             channel("Quality", "U16", mapping="PerTrace", mapped=3, scale=0.5, offset=-10.0)]
+    return Layout([200, 150, 100], brick=64, neg=4, pos=4, lod_levels=1, channels=chans, metadata=meta)
+
+
+def survey_status(c):
+    """LOD0 statuses: a mix of every kind."""
+    if c % 7 == 3:
+        return ("constant", 0.5)
+    if c % 11 == 5:
+        return "novalue"
+    if c in (20, 21, 22):
+        return "unwritten"
+    return "data"
+
+
+def build_survey(root, method="Zip", page_size=10, seed=1):
+    """24 LOD0 chunks on 3 pages (last one short), LOD1 (RLE, one page absent),
+    PerTrace layers, and a page-less 2D layer."""
+    w = Writer(root, survey_layout(), seed)
+    w.layer("Dimensions_012LOD0", method=method, page_size=page_size, statuses=survey_status,
+            short_last_page=4 if page_size == 10 else None)
+    w.layer("Dimensions_012LOD1", lod=1, method="RLE", page_size=2,
+            statuses=lambda c: "data" if c < 2 else "unwritten", drop_pages=(1,))
+    w.layer("TraceDimensions_012LOD0", chan_index=1, method="RLE", statuses=lambda c: ("constant", 1.0))
+    w.layer("QualityDimensions_012LOD0", chan_index=2, method="None",
+            statuses=lambda c: "data" if c % 2 == 0 else "unwritten")
+    w.layer("Dimensions_01LOD0", group=(0, 1), method="None", pages=False, write_objects=False)
+    w.finish()
+    return w
+
+
+def build_tests(root):
+    build_survey(os.path.join(root, "survey"))
+    build_survey(os.path.join(root, "survey_none"), method="None")
+    build_survey(os.path.join(root, "survey_rle"), method="RLE")
+    # wavelet layer: 28-byte entries, no chunk objects (decoding is refused)
+    w = Writer(os.path.join(root, "wavelet"), Layout([100, 100, 100], brick=64))
+    w.layer("Dimensions_012LOD0", wavelet=True, statuses=lambda c: "unwritten" if c == 3 else "data")
+    w.finish()
+    # 2.0.x-era status: pages but no pageDirectory, no validChunkCount/serializedSize
+    w = Writer(os.path.join(root, "old"), Layout([100, 100, 100], brick=64))
+    w.layer("Dimensions_012LOD0", page_size=4, no_directory=True, stats=False)
+    w.finish()
+    # bad datasets, one fault each
+    w = Writer(os.path.join(root, "bad_json"), Layout([100, 100, 100], brick=64))
+    w.layer("Dimensions_012LOD0")
+    w.finish(layout_text='{"layoutDescriptor": {"brickSize": "BrickSize_64",')
+    w = Writer(os.path.join(root, "bad_count"), Layout([100, 100, 100], brick=64))
+    w.layer("Dimensions_012LOD0", count_override=9)
+    w.finish()
+    w = Writer(os.path.join(root, "bad_pages"), Layout([200, 150, 100], brick=64))
+    w.layer("Dimensions_012LOD0", page_size=10)   # pages 0,1,2: damaged below
+    w.finish()
+    with open(os.path.join(root, "bad_pages/Dimensions_012LOD0/ChunkMetadata/0"), "r+b") as f:
+        f.truncate(8 * 10 - 3)       # not whole entries
+    with open(os.path.join(root, "bad_pages/Dimensions_012LOD0/ChunkMetadata/2"), "r+b") as f:
+        f.truncate(8 * 2)            # ends before chunk 22 (the layer has 24)
+    os.remove(os.path.join(root, "bad_pages/Dimensions_012LOD0/ChunkMetadata/1"))  # listed, missing
+    w = Writer(os.path.join(root, "bad_chunks"), Layout([200, 150, 100], brick=64))
+    w.layer("Dimensions_012LOD0", method="Zip", meta_override={1: "AAAAAAAAAAA="})
+    w.finish()
+    with open(os.path.join(root, "bad_chunks/Dimensions_012LOD0/0"), "r+b") as f:
+        f.seek(30)
+        f.write(b"garbage!")         # zlib stream corrupted
+    os.remove(os.path.join(root, "bad_chunks/Dimensions_012LOD0/2"))
+
+
+def build_big(n, root):
+    """One layer of about n chunks (a cube of 32-sample bricks, no margins), pages only."""
+    side = max(1, round(n ** (1 / 3)))
+    dims = [side, side, max(1, n // (side * side))]
+    w = Writer(root, Layout([d * 32 for d in dims], brick=32, neg=0, pos=0), seed=7)
+    rng = random.Random(3)
+    kinds = ["data"] * 6 + ["unwritten"] * 2 + ["novalue", ("constant", 0.0)]
+    w.layer("Dimensions_012LOD0", statuses=lambda c: kinds[rng.randrange(10)], write_objects=False)
+    w.finish()
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "tests":
+        build_tests(argv[2])
+    elif len(argv) >= 4 and argv[1] == "big":
+        build_big(int(argv[2]), argv[3])
+    elif len(argv) >= 3 and argv[1] == "demo":
+        build_survey(argv[2], page_size=1024)
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
