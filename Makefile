@@ -44,22 +44,32 @@ vdsql.so: $(B)/vdsql.so
 endif
 
 $(B)/vdsql.so: $(CORE_OBJ) $(SQLITE_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LINK  $@"
+	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/%.o: %.c $(wildcard ext/core/*.h ext/core/*/*.h ext/sqlite/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC    $@"
+	@$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/tests/%.t: tests/unit/%.c tests/unit/tap.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
-# libFuzzer targets (clang only), one per parser
+# libFuzzer targets (clang only), one per parser. The core is compiled once into
+# build-fuzz/obj/ and linked into every target; UBSan findings abort (no recovery).
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               $(PKG_CFLAGS) -Iext/core
+FUZZ_OBJ   := $(CORE_SRC:%.c=build-fuzz/obj/%.o)
+FUZZ_HDR   := $(wildcard ext/core/*.h ext/core/*/*.h)
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/%: tests/fuzz/%.c $(CORE_SRC)
+$(FUZZ_OBJ): build-fuzz/obj/%.o: %.c $(FUZZ_HDR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_HDR)
 	@mkdir -p build-fuzz
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Iext/core \
-	  -o $@ $< $(CORE_SRC) $(PKG_LIBS) -lm
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
 
 test: deps
 	@scripts/run-tests

@@ -115,7 +115,7 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
       pushcon[npush++] = i;
     }
   }
-  int argv = 0, mask = 0;
+  int argv = 0, mask = 0, missing = 0;
   for (int k = 0; k < nargs; k++) {
     int col = vd_rel_arg_col(r, k);
     if (argcon[k] >= 0) {
@@ -125,9 +125,10 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     } else if (unusable[k]) {
       return SQLITE_CONSTRAINT; /* bind it from an outer loop first */
     } else if (!(r->cols[col].flags & VD_COL_OPT)) {
-      sqlite3_free(vt->zErrMsg);
-      vt->zErrMsg = sqlite3_mprintf("%s: argument '%s' is required", r->name, r->cols[col].name);
-      return SQLITE_ERROR;
+      /* Not constrained at all in this probe (SQLite also probes subsets, e.g. for
+       * OR terms): price the plan out; if it is chosen anyway xFilter says which
+       * argument is missing. */
+      missing = 1;
     }
   }
   sqlite3_str *s = sqlite3_str_new(NULL);
@@ -142,7 +143,7 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   info->needToFreeIdxStr = 1;
   double rows = r->estimate ? r->estimate(plan, npush) : 1000;
   info->estimatedRows = (sqlite3_int64)rows;
-  info->estimatedCost = rows * ((r->flags & VD_REL_IO) ? 10.0 : 1.0) + 100.0;
+  info->estimatedCost = missing ? 1e300 : rows * ((r->flags & VD_REL_IO) ? 10.0 : 1.0) + 100.0;
   if (r->order_col >= 0 && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == r->order_col &&
       !info->aOrderBy[0].desc)
     info->orderByConsumed = 1;
@@ -225,6 +226,12 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   memset(c->args, 0, (nargs ? nargs : 1) * sizeof *c->args);
   c->nargs = nargs;
   for (int k = 0; k < nargs; k++) {
+    int col = vd_rel_arg_col(r, k);
+    if (!(idxNum & (1 << k)) && !(r->cols[col].flags & VD_COL_OPT)) {
+      sqlite3_free(cur->pVtab->zErrMsg);
+      cur->pVtab->zErrMsg = sqlite3_mprintf("%s: argument '%s' is required", r->name, r->cols[col].name);
+      return SQLITE_ERROR;
+    }
     if ((idxNum & (1 << k)) && a < argc) {
       args[k] = vdsql_arg(argv[a]);
       c->args[k] = sqlite3_value_dup(argv[a]);

@@ -11,6 +11,7 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
   mkvds.py demo DIR            a small survey for `make demo`
 """
 import base64
+import itertools
 import json
 import os
 import random
@@ -106,33 +107,40 @@ def channel(name, fmt, mapping="Direct", mapped=1, use_no_value=False, no_value=
 
 
 def rle_encode(raw, unit):
-    """Section 9 RLE: repeat runs for 2+ equal units (3 for byte units), else literals."""
-    units = [raw[i:i + unit] for i in range(0, len(raw), unit)]
-    out, i, minrep = bytearray(), 0, 3 if unit == 1 else 2
+    """Section 9 RLE: repeat runs for 2+ equal units (3 for byte units), else literal
+    runs; runs are at most 16384 units. Units are compared as integers (groupby runs
+    in C, which keeps generating the test datasets fast)."""
+    units = memoryview(raw).cast({1: "B", 2: "H", 4: "I", 8: "Q"}[unit])
+    minrep = 3 if unit == 1 else 2
+    out = bytearray()
 
     def emit(literal, run, payload):
         r = run - 1
-        b0 = (r & 0x3F) | (0x40 if literal else 0) | (0x80 if r >= 64 else 0)
-        out.append(b0)
+        out.append((r & 0x3F) | (0x40 if literal else 0) | (0x80 if r >= 64 else 0))
         if r >= 64:
             out.append(r >> 6)
         out.extend(payload)
 
-    while i < len(units):
-        j = i
-        while j + 1 < len(units) and units[j + 1] == units[i] and j + 1 - i < 16383:
-            j += 1
-        if j - i + 1 >= minrep:
-            emit(False, j - i + 1, units[i])
-            i = j + 1
-            continue
-        k = i
-        while k < len(units) and k - i < 16384:
-            if k + minrep <= len(units) and all(units[k + m] == units[k] for m in range(minrep)):
-                break
-            k += 1
-        emit(True, k - i, b"".join(units[i:k]))
-        i = k
+    lit_start = pos = 0
+    def flush_literal(upto):
+        s = lit_start
+        while s < upto:
+            n = min(16384, upto - s)
+            emit(True, n, raw[s * unit:(s + n) * unit])
+            s += n
+
+    for _, grp in itertools.groupby(units):
+        n = sum(1 for _ in grp)
+        if n >= minrep:
+            flush_literal(pos)
+            left = n
+            while left > 0:
+                k = min(16384, left)
+                emit(False, k, raw[pos * unit:(pos + 1) * unit])
+                left -= k
+            lit_start = pos + n
+        pos += n
+    flush_literal(pos)
     return struct.pack("<iii", 12 + len(out), len(raw), unit) + bytes(out)
 
 
@@ -147,14 +155,22 @@ def encode_chunk(method, sizes, ndim, fmt, raw, components=1):
     raise ValueError(method)
 
 
+def sample_value(seed, i):
+    """Sample i of chunk `seed`: period 512, a repeat-friendly half (runs of 64 equal
+    values) then a literal half (no two neighbours equal), so RLE gets both run kinds."""
+    j = i % 512
+    if j < 256:
+        return (seed * 7 + j // 64) % 97
+    return (seed + j) % 97 + 100
+
+
 def samples(fmt, count, seed):
-    """Deterministic, partly repetitive samples (so RLE has runs and literals)."""
     code = FORMATS[fmt][2]
-    vals = []
-    for i in range(count):
-        v = (seed * 7 + i // 5) % 97
-        vals.append(float(v) / 8 if code in "fd" else v)
-    return struct.pack("<%d%s" % (count, code), *vals)
+    scale = 8.0 if code in "fd" else 1
+    period = struct.pack("<512" + code, *[(sample_value(seed, j) / scale if code in "fd" else sample_value(seed, j))
+                                          for j in range(512)])
+    reps = count // 512 + 1
+    return (period * reps)[:count * struct.calcsize(code)]
 
 
 class Writer:

@@ -53,8 +53,9 @@ vd_code vds_geom_init(const vds_layout *lay, const vds_channel *ch, const char *
       g->chunks[d] = c < 1 ? 1 : c;
     }
     if (g->in_group[d] && g->ngroup < 3) g->group[g->ngroup++] = d;
+    if (g->chunks[d] > ((int64_t)1 << 50) / g->total) /* test before multiplying: it could overflow */
+      return vd_fail(err, VD_INVALID, "chunk count out of range");
     g->total *= g->chunks[d];
-    if (g->total > ((int64_t)1 << 50)) return vd_fail(err, VD_INVALID, "chunk count out of range");
   }
   return VD_OK;
 }

@@ -44,7 +44,7 @@ static vd_code parse_descriptor(const cJSON *ld, const char *where, vds_layout *
   if (vd_json_str(ld, "brickSize", where, ctx, &s, err)) return err->code;
   long b = suffix_num(s, "BrickSize_");
   int log2 = 0;
-  while (b > 1 && (1L << log2) < b) log2++;
+  while (b > 1 && log2 < 13 && (1L << log2) < b) log2++; /* b may be LONG_MAX: stop past 4096 */
   if (b < 32 || b > 4096 || (1L << log2) != b)
     return vd_fail(err, VD_INVALID, "%s: unknown brickSize \"%s\"", where, s);
   l->brick_log2 = log2;
@@ -57,7 +57,7 @@ static vd_code parse_descriptor(const cJSON *ld, const char *where, vds_layout *
                    l->neg, l->pos, b);
   v = 4;
   if (vd_json_opt_int(ld, "brickSize2DMultiplier", where, ctx, &v, err)) return err->code;
-  if (v < 1 || v * b > 4096 * 4)
+  if (v < 1 || v > 4096 * 4 / b) /* b divides 16384; v * b could overflow */
     return vd_fail(err, VD_INVALID, "%s: brickSize2DMultiplier %lld out of range", where, (long long)v);
   l->mult2d = (int)v;
   s = "LODLevels_None";

@@ -76,8 +76,8 @@ static vd_code parse_one(const cJSON *o, int idx, const char *where, const vds_l
   int64_t p = 0;
   const cJSON *e;
   cJSON_ArrayForEach(e, dir) {
-    if (!cJSON_IsNumber(e) || e->valuedouble < -1 || e->valuedouble != (double)(int64_t)e->valuedouble ||
-        e->valuedouble > 9e15)
+    if (!cJSON_IsNumber(e) || !(e->valuedouble >= -1 && e->valuedouble <= 9e15) || /* range before the cast */
+        e->valuedouble != (double)(int64_t)e->valuedouble)
       return vd_fail(err, VD_INVALID, "%s: %s: pageDirectory[%lld] is not a page number or -1", where, ctx,
                      (long long)p);
     l->page_dir[p++] = (int64_t)e->valuedouble;

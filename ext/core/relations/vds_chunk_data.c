@@ -1,5 +1,5 @@
 /* vds_chunk_data(url, layer, chunk): the decoded samples of one chunk as a BLOB in the
- * layer's format. Chunks the page marks constant, NoValue or unwritten are filled
+ * layer's format, and vds_read_chunk, which vds_samples shares. Chunks the page marks constant, NoValue or unwritten are filled
  * without fetching anything; data chunks are fetched and their vdschunkmetadata, when
  * present, must agree with the page. */
 #include <stdio.h>
@@ -56,6 +56,49 @@ static vd_code check_metadata(const vds_layer *l, const unsigned char raw[28], c
   return VD_OK;
 }
 
+vd_code vds_read_chunk(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, vd_buf *samples,
+                       vds_shape *shape, vd_err *err) {
+  const vds_channel *ch = &ds->layout.channels[l->channel];
+  char *url = NULL;
+  vd_buf obj = {0};
+  vd_objinfo info = {0};
+  char where[600], name[300];
+  vd_code rc;
+  snprintf(name, sizeof name, "%s/%lld", l->name, (long long)chunk);
+  if (!(url = vd_url_join(ds->url, name))) return vd_nomem(err);
+  vd_url_redact(url, where, sizeof where);
+  if (chunk < 0 || chunk >= l->chunk_count) {
+    rc = vd_fail(err, VD_INVALID, "%s: layer %s has chunks 0 to %lld", where, l->name, (long long)l->chunk_count - 1);
+    goto done;
+  }
+  int64_t idx[VDS_MAXDIM];
+  vds_chunk_index(&l->geom, chunk, idx);
+  shape->format = ch->format;
+  shape->components = ch->components;
+  vds_chunk_size(&l->geom, idx, shape->size);
+  vds_entry e = {0};
+  unsigned char raw[28] = {0};
+  e.status = VDS_S_DATA;
+  if (l->has_pages && (rc = page_entry(ctx, ds, l, chunk, &e, raw, err))) goto done;
+  if (e.status != VDS_S_DATA) {
+    rc = vds_fill(ch, shape, e.status, e.constant, samples, err);
+    goto done;
+  }
+  int method = l->has_pages ? l->method : VDS_M_NONE; /* OpenVDS decodes page-less layers as None */
+  if (method != VDS_M_NONE && method != VDS_M_RLE && method != VDS_M_ZIP) { /* refuse before fetching */
+    rc = vds_decode(method, NULL, 0, NULL, where, samples, NULL, err);
+    goto done;
+  }
+  if ((rc = vd_get(ctx, url, 0, -1, &obj, &info, err))) goto done;
+  if (l->has_pages && (rc = check_metadata(l, raw, &info, where, err))) goto done;
+  rc = vds_decode(method, obj.data, obj.len, shape, where, samples, NULL, err);
+done:
+  vd_buf_free(&obj);
+  vd_objinfo_free(&info);
+  free(url);
+  return rc;
+}
+
 static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err) {
   (void)nargs;
   *out = vd_null();
@@ -65,51 +108,14 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   vds_cur *c;
   vd_code rc = vds_cur_open(ctx, args, 2, 1, &c, err);
   if (rc) return rc;
-  const vds_layer *l = c->layer;
-  const vds_channel *ch = &c->ds->layout.channels[l->channel];
-  char *url = NULL;
-  vd_buf obj = {0}, samples = {0};
-  vd_objinfo info = {0};
-  char where[600], name[300];
-  snprintf(name, sizeof name, "%s/%lld", l->name, (long long)chunk);
-  if (!(url = vd_url_join(c->ds->url, name))) {
-    rc = vd_nomem(err);
-    goto done;
-  }
-  vd_url_redact(url, where, sizeof where);
-  if (chunk < 0 || chunk >= l->chunk_count) {
-    rc = vd_fail(err, VD_INVALID, "%s: layer %s has chunks 0 to %lld", where, l->name, (long long)l->chunk_count - 1);
-    goto done;
-  }
-  int64_t idx[VDS_MAXDIM];
-  vds_chunk_index(&l->geom, chunk, idx);
-  vds_shape shape = {{0, 0, 0}, ch->format, ch->components};
-  vds_chunk_size(&l->geom, idx, shape.size);
-  vds_entry e = {0};
-  unsigned char raw[28] = {0};
-  e.status = VDS_S_DATA;
-  if (l->has_pages && (rc = page_entry(ctx, c->ds, l, chunk, &e, raw, err))) goto done;
-  if (e.status != VDS_S_DATA) {
-    rc = vds_fill(ch, &shape, e.status, e.constant, &samples, err);
-  } else {
-    int method = l->has_pages ? l->method : VDS_M_NONE; /* OpenVDS decodes page-less layers as None */
-    if (method != VDS_M_NONE && method != VDS_M_RLE && method != VDS_M_ZIP) { /* refuse before fetching */
-      rc = vds_decode(method, NULL, 0, NULL, where, &samples, NULL, err);
-      goto done;
-    }
-    if ((rc = vd_get(ctx, url, 0, -1, &obj, &info, err))) goto done;
-    if (l->has_pages && (rc = check_metadata(l, raw, &info, where, err))) goto done;
-    rc = vds_decode(method, obj.data, obj.len, &shape, where, &samples, NULL, err);
-  }
+  vd_buf samples = {0};
+  vds_shape shape;
+  rc = vds_read_chunk(ctx, c->ds, c->layer, chunk, &samples, &shape, err);
   if (!rc) {
     *out = vd_owned_blob(samples.data, samples.len);
     samples.data = NULL;
   }
-done:
-  vd_buf_free(&obj);
   vd_buf_free(&samples);
-  vd_objinfo_free(&info);
-  free(url);
   vds_cur_close(c);
   return rc;
 }

@@ -13,14 +13,14 @@ vd_code vds_cur_open(vd_ctx *ctx, const vd_value *args, int nargs, int with_laye
   if (!url) {
     vds_cur_close(c);
     *out = NULL;
-    return vd_fail(err, VD_INVALID, "the dataset url must be text");
+    return vd_fail(err, VD_INVALID, "the dataset url must be text, not a %s", args[0].type == VD_BLOB ? "blob" : "number");
   }
   vd_code rc = vds_open(ctx, url, &c->ds, err);
   free(url);
   if (!rc && with_layer) {
     char *name = vd_value_strdup(&args[1]);
     if (!name)
-      rc = vd_fail(err, VD_INVALID, "the layer name must be text");
+      rc = vd_fail(err, VD_INVALID, "the layer name must be text, not a %s", args[1].type == VD_BLOB ? "blob" : "number");
     else
       rc = vds_find_layer(c->ds, name, &c->layer, err);
     free(name);

@@ -105,6 +105,15 @@ void vd_url_redact(const char *url, char *out, size_t n) {
     snprintf(out, n, "%s", url);
 }
 
+/* Schemes the store does not know are refused here, before any backend sees them
+ * (a path is only a path when it has no scheme). */
+static vd_code check_scheme(const char *url, vd_err *err) {
+  if (!has_scheme(url) || vd_url_backend(url) == VD_BE_HTTP || strncasecmp(url, "file://", 7) == 0) return VD_OK;
+  char where[600];
+  vd_url_redact(url, where, sizeof where);
+  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
+}
+
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
   vd_getreq **by[VD_BE_COUNT];
   int cnt[VD_BE_COUNT] = {0};
@@ -120,6 +129,7 @@ vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
     reqs[i].rc = VD_OK;
     vd_err_clear(&reqs[i].err);
     reqs[i].info.size = -1;
+    if ((reqs[i].rc = check_scheme(reqs[i].url, &reqs[i].err))) continue;
     vd_backend_id b = vd_url_backend(reqs[i].url);
     by[b][cnt[b]++] = &reqs[i];
   }
@@ -156,6 +166,7 @@ vd_code vd_get(vd_ctx *ctx, const char *url, int64_t off, int64_t len, vd_buf *o
 vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
   memset(info, 0, sizeof *info);
   info->size = -1;
+  if (check_scheme(url, err)) return err->code;
   return vd_url_backend(url) == VD_BE_HTTP ? vd_http_head(ctx, url, info, err)
                                             : vd_file_head(ctx, url, info, err);
 }

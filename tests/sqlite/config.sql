@@ -1,0 +1,10 @@
+-- vdsql_version, vdsql_config and vdsql_stats
+SELECT vdsql_version();
+SELECT vdsql_config('cache_ttl'), vdsql_config('http_retries'), vdsql_config('http_parallel');
+SELECT vdsql_config('cache_ttl', 5), vdsql_config('cache_ttl');
+SELECT vdsql_config('http_timeout', '2.5');
+SELECT vdsql_config('http_retries', 'many');
+SELECT vdsql_config('http_parallel', 0);
+SELECT vdsql_config('nope', 1);
+SELECT vdsql_config('stats', 'sideways');
+SELECT backend FROM vdsql_stats();

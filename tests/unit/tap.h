@@ -1,0 +1,68 @@
+/* Minimal TAP producer for the C unit tests: ok(cond, fmt...), skip(n, why),
+ * done_testing(). prove and .ci/run read the output. */
+#ifndef VDSQL_TAP_H
+#define VDSQL_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tap_n, tap_failed;
+
+static inline int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int ok(int cond, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  if (!cond) tap_failed++;
+  fflush(stdout);
+  return cond;
+}
+
+static inline void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void diag(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("# ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+}
+
+/* Skips are reported as skips (never as passes) by .ci/run. */
+static inline void skip(int n, const char *why) {
+  for (int i = 0; i < n; i++) printf("ok %d # SKIP %s\n", ++tap_n, why);
+}
+
+static inline int done_testing(void) {
+  printf("1..%d\n", tap_n);
+  return tap_failed ? 1 : 0;
+}
+
+/* Directory of the shared fixtures: $VDSQL_SHARED or ../shared next to the repo. */
+static inline const char *shared_dir(void) {
+  const char *s = getenv("VDSQL_SHARED");
+  return s && *s ? s : "../shared";
+}
+
+static inline unsigned char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *p = malloc(n + 1);
+  if (p && fread(p, 1, n, f) != (size_t)n) {
+    free(p);
+    p = NULL;
+  }
+  if (p) p[n] = 0;
+  fclose(f);
+  *len = (size_t)n;
+  return p;
+}
+
+#endif
