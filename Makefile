@@ -29,8 +29,8 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps test demo bench fuzz clean
-all: vdsql.so $(UNIT_BIN)
+.PHONY: all deps test demo bench fuzz sql clean
+all: vdsql.so $(UNIT_BIN) sql
 
 deps:
 	@scripts/install-deps
@@ -57,6 +57,15 @@ $(B)/tests/%.t: tests/unit/%.c tests/unit/tap.h $(CORE_OBJ)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
+# PostgreSQL install script, generated from the catalogue
+VERSION := 0.1
+sql: sql/vdsql--$(VERSION).sql
+sql/vdsql--$(VERSION).sql: $(B)/gen_sql
+	@$(B)/gen_sql $(VERSION) > $@
+$(B)/gen_sql: ext/pg/gen_sql.c $(CORE_OBJ)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
 # libFuzzer targets (clang only), one per parser. The core is compiled once into
 # build-fuzz/obj/ and linked into every target; UBSan findings abort (no recovery).
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -81,4 +90,4 @@ bench: deps all
 	@bench/run
 
 clean:
-	rm -rf build build-asan build-fuzz vdsql.so
+	rm -rf build build-asan build-fuzz vdsql.so sql/vdsql--*.sql

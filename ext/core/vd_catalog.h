@@ -63,6 +63,8 @@ typedef struct vd_function {
   const char *name;
   int min_args, max_args;
   unsigned flags;
+  vd_type result;            /* declared result type */
+  vd_type arg_types[8];      /* declared argument types, in order */
   vd_code (*call)(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err);
 } vd_function;
 

@@ -36,8 +36,8 @@ static vd_code config(vd_ctx *ctx, const vd_value *a, int n, vd_value *out, vd_e
   return rc;
 }
 
-const vd_function vd_fn_vdsql_version = {"vdsql_version", 0, 0, 0, version};
-const vd_function vd_fn_vdsql_config = {"vdsql_config", 1, 2, 0, config};
+const vd_function vd_fn_vdsql_version = {"vdsql_version", 0, 0, 0, VD_TEXT, {VD_NULL}, version};
+const vd_function vd_fn_vdsql_config = {"vdsql_config", 1, 2, 0, VD_TEXT, {VD_TEXT, VD_TEXT}, config};
 
 /* vdsql_stats(): one row per backend. */
 static const vd_colspec cols[] = {{"backend", VD_TEXT, 0}, {"requests", VD_INT, 0}, {"bytes", VD_INT, 0},

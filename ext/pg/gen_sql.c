@@ -1,0 +1,54 @@
+/* Writes sql/vdsql--<version>.sql, the PostgreSQL install script, from the relation
+ * catalogue: every relation becomes a set-returning function whose parameters are the
+ * relation's argument columns and whose result columns are the others; every scalar
+ * function becomes a C function. Nothing here is written by hand per relation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/vd_catalog.h"
+
+static const char *pg_type(vd_type t) {
+  switch (t) {
+    case VD_INT: return "bigint";
+    case VD_REAL: return "double precision";
+    case VD_TEXT: return "text";
+    case VD_BLOB: return "bytea";
+    default: return "text"; /* mixed-type columns (vds_metadata.value) travel as text */
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *version = argc > 1 ? argv[1] : "0.1";
+  printf("-- vdsql %s: generated from the relation catalogue by ext/pg/gen_sql.c; do not edit.\n", version);
+  printf("\\echo Use \"CREATE EXTENSION vdsql\" to load this file. \\quit\n\n");
+  for (int i = 0; vd_relations[i]; i++) {
+    const vd_relation *r = vd_relations[i];
+    printf("CREATE FUNCTION %s(", r->name);
+    int first = 1;
+    for (int c = 0; c < r->ncols; c++)
+      if (r->cols[c].flags & VD_COL_ARG) {
+        printf("%s%s %s%s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type),
+               (r->cols[c].flags & VD_COL_OPT) ? " DEFAULT NULL" : "");
+        first = 0;
+      }
+    printf(")\n  RETURNS TABLE(");
+    first = 1;
+    for (int c = 0; c < r->ncols; c++)
+      if (!(r->cols[c].flags & VD_COL_ARG)) {
+        printf("%s%s %s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type));
+        first = 0;
+      }
+    printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s;\n", (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE");
+    if (r->flags & VD_REL_IO) printf("REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC;\n", r->name);
+    printf("\n");
+  }
+  for (int i = 0; vd_functions[i]; i++) {
+    const vd_function *f = vd_functions[i];
+    for (int n = f->min_args; n <= f->max_args; n++) {
+      printf("CREATE FUNCTION %s(", f->name);
+      for (int a = 0; a < n; a++) printf("%s%s", a ? ", " : "", pg_type(f->arg_types[a]));
+      printf(") RETURNS %s AS 'MODULE_PATHNAME', 'vdsql_function' LANGUAGE C VOLATILE;\n", pg_type(f->result));
+    }
+  }
+  return 0;
+}
