@@ -277,7 +277,8 @@ out:
 static int vt_next(sqlite3_vtab_cursor *cur) {
   vt_cur *c = (vt_cur *)cur;
   vt_tab *t = (vt_tab *)cur->pVtab;
-  vd_err err = {0};
+  vd_err err; /* not "= {0}": that clears 1 KiB per call */
+  err.code = VD_OK, err.msg[0] = 0;
   vd_code rc = t->rel->next(c->cur, &err);
   return rc ? fail(cur->pVtab, rc, &err) : SQLITE_OK;
 }
@@ -298,7 +299,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
     return SQLITE_OK;
   }
   vd_value v = vd_null();
-  vd_err err = {0};
+  vd_err err; /* not "= {0}": that clears 1 KiB per call */
+  err.code = VD_OK, err.msg[0] = 0;
   vd_code rc = r->column(c->cur, col, &v, &err);
   if (rc) {
     if (v.dtor) v.dtor((void *)v.p);

@@ -4,6 +4,8 @@ SELECT * FROM vds_layers('@DATA@/bad_count');
 SELECT * FROM vds_chunks('@DATA@/bad_pages', 'Dimensions_012LOD0') WHERE chunk = 1;
 SELECT * FROM vds_chunks('@DATA@/bad_pages', 'Dimensions_012LOD0') WHERE chunk = 12;
 SELECT * FROM vds_chunks('@DATA@/bad_pages', 'Dimensions_012LOD0') WHERE chunk = 21;
+SELECT count(status) FROM vds_chunks('@DATA@/bad_pages', 'Dimensions_012LOD0');
+-- positions need no page, so they answer even here
 SELECT count(*) FROM vds_chunks('@DATA@/bad_pages', 'Dimensions_012LOD0');
 SELECT vds_chunk_data('@DATA@/bad_chunks', 'Dimensions_012LOD0', 0);
 -- the page says data and the object's vdschunkmetadata disagrees (files keep it in xattrs;
@@ -19,3 +21,6 @@ SELECT * FROM vds_chunks('@DATA@/survey');
 SELECT * FROM vds_layers(42);
 -- the good layers of a dataset with bad pages still answer what needs no page
 SELECT count(*) FROM vds_pages('@DATA@/bad_pages', 'Dimensions_012LOD0');
+-- URLs that name nothing usable
+SELECT * FROM vds_layout('');
+SELECT * FROM vds_layout('file://otherhost/survey');

@@ -14,16 +14,20 @@ SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHER
 SELECT sum(requests) AS requests, sum(cache_hits) AS hits FROM vdsql_stats();
 SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
 -- IN (with a duplicate and a chunk past the end): only page 0 is read
-SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk IN (3, 7, 1, 7, 30);
+SELECT group_concat(chunk || ':' || status) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk IN (3, 7, 1, 7, 30);
 SELECT sum(requests) AS requests FROM vdsql_stats();
 SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
 -- the chunk holding sample (100, 70, *): two chunks along dim 2, on pages 0 and 1
-SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0')
+SELECT group_concat(chunk || ':' || status) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0')
  WHERE min0 <= 100 AND max0 >= 100 AND min1 <= 70 AND max1 >= 70;
 SELECT sum(requests) AS requests FROM vdsql_stats();
 SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
 -- a box: i2 = 1 and i0 > 2 -> chunks 15, 19, 23 (pages 1 and 2)
-SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE i2 = 1 AND i0 > 2;
+SELECT group_concat(chunk || ':' || status) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE i2 = 1 AND i0 > 2;
+SELECT sum(requests) AS requests FROM vdsql_stats();
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
+-- positions alone come from the layout: no page is read (layout + status only)
+SELECT count(*), max(max0), sum(i1) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0');
 SELECT sum(requests) AS requests FROM vdsql_stats();
 -- ranges, BETWEEN, page, and mixed types behave like the full scan filtered by SQLite
 SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk BETWEEN 5 AND 14 AND i0 = 2;

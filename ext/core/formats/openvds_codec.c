@@ -86,6 +86,8 @@ vd_code vds_decode(int method, const unsigned char *obj, size_t n, const vds_sha
   const unsigned char *pay = obj + 24;
   size_t plen = n - 24;
   out->len = 0;
+  if (method == VDS_M_NONE && plen != want) /* before allocating what the header claims */
+    return vd_fail(err, VD_INVALID, "%s: uncompressed chunk has %zu payload bytes, expected %zu", where, plen, want);
   if (vd_buf_reserve(out, want ? want : 1)) return vd_nomem(err);
   if (method == VDS_M_NONE) {
     if (plen != want)
@@ -104,14 +106,18 @@ vd_code vds_decode(int method, const unsigned char *obj, size_t n, const vds_sha
   return VD_OK;
 }
 
+/* Converting an out-of-range double to an unsigned integer is undefined in C, and a
+ * constant or noValue comes from the dataset: clamp to the format's range first. */
+static double clamp(double v, double hi) { return !(v > 0) ? 0 : v > hi ? hi : v; }
+
 static void put_sample(unsigned char *p, int format, double v) {
   switch (format) {
-    case VDS_F_U8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-    case VDS_F_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case VDS_F_U8: { uint8_t x = (uint8_t)clamp(v, 255); memcpy(p, &x, 1); break; }
+    case VDS_F_U16: { uint16_t x = (uint16_t)clamp(v, 65535); memcpy(p, &x, 2); break; }
     case VDS_F_R32: { float x = (float)v; memcpy(p, &x, 4); break; }
-    case VDS_F_U32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case VDS_F_U32: { uint32_t x = (uint32_t)clamp(v, 4294967295.0); memcpy(p, &x, 4); break; }
     case VDS_F_R64: { double x = v; memcpy(p, &x, 8); break; }
-    case VDS_F_U64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
+    case VDS_F_U64: { uint64_t x = (uint64_t)clamp(v, 18446744073709549568.0); memcpy(p, &x, 8); break; }
   }
 }
 

@@ -9,6 +9,7 @@
 
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
   *out = NULL;
+  if (!*url) return vd_fail(err, VD_INVALID, "empty dataset URL");
   vds_dataset *ds = calloc(1, sizeof *ds);
   char *urls[2] = {vd_url_join(url, "VolumeDataLayout"), vd_url_join(url, "LayerStatus")};
   vd_blob *docs[2] = {NULL, NULL};

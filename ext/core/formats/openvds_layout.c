@@ -48,13 +48,14 @@ static vd_code parse_descriptor(const cJSON *ld, const char *where, vds_layout *
   if (b < 32 || b > 4096 || (1L << log2) != b)
     return vd_fail(err, VD_INVALID, "%s: unknown brickSize \"%s\"", where, s);
   l->brick_log2 = log2;
-  if (vd_json_int(ld, "negativeMargin", where, ctx, &v, err)) return err->code;
-  l->neg = (int)v;
-  if (vd_json_int(ld, "positiveMargin", where, ctx, &v, err)) return err->code;
-  l->pos = (int)v;
-  if (l->neg < 0 || l->pos < 0 || l->neg >= b / 2 || l->pos >= b / 2)
-    return vd_fail(err, VD_INVALID, "%s: margins %d/%d must be >= 0 and below half the brick (%ld)", where,
-                   l->neg, l->pos, b);
+  int64_t neg, pos;
+  if (vd_json_int(ld, "negativeMargin", where, ctx, &neg, err) || vd_json_int(ld, "positiveMargin", where, ctx, &pos, err))
+    return err->code;
+  if (neg < 0 || pos < 0 || neg >= b / 2 || pos >= b / 2) /* checked before narrowing to int */
+    return vd_fail(err, VD_INVALID, "%s: margins %lld/%lld must be >= 0 and below half the brick (%ld)", where,
+                   (long long)neg, (long long)pos, b);
+  l->neg = (int)neg;
+  l->pos = (int)pos;
   v = 4;
   if (vd_json_opt_int(ld, "brickSize2DMultiplier", where, ctx, &v, err)) return err->code;
   if (v < 1 || v > 4096 * 4 / b) /* b divides 16384; v * b could overflow */
@@ -70,6 +71,8 @@ static vd_code parse_descriptor(const cJSON *ld, const char *where, vds_layout *
     return err->code;
   v = -1;
   if (vd_json_opt_int(ld, "fullResolutionDimension", where, ctx, &v, err)) return err->code;
+  if (l->force_full_res && (v < 0 || v >= VDS_MAXDIM))
+    return vd_fail(err, VD_INVALID, "%s: fullResolutionDimension %lld is not a dimension", where, (long long)v);
   l->full_res_dim = l->force_full_res ? (int)v : -1;
   return VD_OK;
 }

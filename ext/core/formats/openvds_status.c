@@ -36,6 +36,7 @@ static vd_code parse_one(const cJSON *o, int idx, const char *where, const vds_l
   if (!(l->name = strdup(name)) || !(l->channel_name = strdup(chan)) || !(l->dim_group = strdup(group)) ||
       !(l->produce = strdup(produce)) || !(l->compression = strdup(comp)))
     return vd_nomem(err);
+  if (lod < 0 || lod > 12) return vd_fail(err, VD_INVALID, "%s: %s: lod %lld out of range (0 to 12)", where, ctx, (long long)lod);
   l->lod = (int)lod;
   l->method = vds_method_from_name(comp);
   l->channel = -1;

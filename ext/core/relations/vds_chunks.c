@@ -31,6 +31,8 @@ typedef struct {
   int nlist, li;
   int64_t chunk;                           /* current row, -1 at eof */
   int64_t idx[VDS_MAXDIM];
+  int64_t idx_of;                          /* the chunk idx[] is for, -1 if none */
+  int64_t entry_of;                        /* the chunk e is for, -1 if none */
   /* pages fetched and not yet passed */
   int64_t wpage[WINDOW_MAX];
   vd_blob *wblob[WINDOW_MAX];
@@ -165,6 +167,10 @@ static void drop_window_before(chunks_cur *k, int64_t page) {
 /* Fetches page p (and, when scanning a plain range, the next pages too). */
 static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   const vds_layer *l = k->b.layer;
+  if (k->wn && k->wpage[0] == p) { /* same page as the previous row */
+    *out = k->wblob[0];
+    return VD_OK;
+  }
   drop_window_before(k, p);
   for (int i = 0; i < k->wn; i++)
     if (k->wpage[i] == p) {
@@ -199,7 +205,10 @@ static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
     pages[n++] = q;
   }
   vd_blob *blobs[WINDOW_MAX] = {0};
-  if (!rc && n) rc = vd_fetch_docs(k->b.ctx, (const char *const *)urls, n, blobs, err);
+  /* a scan of a layer whose pages cannot stay in the cache would only push
+   * everything else out of it: such windows bypass the cache */
+  int cache = want == 1 || (double)l->page_count * l->page_size * l->entry_size < k->b.ctx->cfg.cache_size / 4.0;
+  if (!rc && n) rc = vd_fetch_docs_opt(k->b.ctx, (const char *const *)urls, n, blobs, cache, err);
   for (int i = 0; i < n && !rc; i++) {
     char where[600];
     vd_url_redact(urls[i], where, sizeof where);
@@ -219,12 +228,28 @@ static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   return VD_OK;
 }
 
-/* Decodes the entry of the current chunk. */
-static vd_code load_entry(chunks_cur *k, vd_err *err) {
+/* Positions the cursor's chunk grid index on the current chunk. */
+static vd_code load_position(chunks_cur *k, vd_err *err) {
   const vds_layer *l = k->b.layer;
-  vds_chunk_index(&l->geom, k->chunk, k->idx);
+  if (k->idx_of >= 0 && k->chunk == k->idx_of + 1) { /* next chunk: step with carry */
+    for (int d = 0; d < VDS_MAXDIM; d++) {
+      if (++k->idx[d] < l->geom.chunks[d]) break;
+      k->idx[d] = 0;
+    }
+  } else {
+    vds_chunk_index(&l->geom, k->chunk, k->idx);
+  }
+  k->idx_of = k->chunk;
   k->has_entry = 0;
-  if (!l->has_pages) return VD_OK;
+  k->entry_of = -1;
+  return VD_OK;
+}
+
+/* The page entry of the current chunk, read only when a column needs it, so queries
+ * on positions alone (i<d>, min<d>, max<d>, key) read no page at all. */
+static vd_code ensure_entry(chunks_cur *k, vd_err *err) {
+  const vds_layer *l = k->b.layer;
+  if (k->entry_of == k->chunk || !l->has_pages) return VD_OK;
   int64_t p = k->chunk / l->page_size;
   vd_blob *page;
   vd_code rc = load_page(k, p, &page, err);
@@ -233,8 +258,8 @@ static vd_code load_entry(chunks_cur *k, vd_err *err) {
   size_t off = (size_t)(k->chunk % l->page_size) * l->entry_size;
   const unsigned char *ent = page && off + l->entry_size <= page->len ? page->data + off : zero;
   vds_entry_decode(ent, l->entry_size, &k->e);
-  if (ent == zero) k->e.levels = NULL;
   k->has_entry = 1;
+  k->entry_of = k->chunk;
   return VD_OK;
 }
 
@@ -255,7 +280,7 @@ static vd_code advance(chunks_cur *k, int64_t from, vd_err *err) {
   }
   k->chunk = c;
   if (c < 0) return VD_OK;
-  return load_entry(k, err);
+  return load_position(k, err);
 }
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
@@ -272,6 +297,8 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   k->b = *c;
   free(c);
   k->chunk = -1;
+  k->idx_of = -1;
+  k->entry_of = -1;
   if (!k->b.layer) return VD_OK;
   const vds_layer *l = k->b.layer;
   const vds_geom *g = &l->geom;
@@ -350,7 +377,6 @@ static int eof(void *cur) { return ((chunks_cur *)cur)->chunk < 0; }
 static int64_t rowid(void *cur) { return ((chunks_cur *)cur)->chunk; }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
-  (void)err;
   chunks_cur *k = cur;
   const vds_layer *l = k->b.layer;
   const vds_entry *e = &k->e;
@@ -361,14 +387,19 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     *v = vd_int(which == 0 ? k->idx[d] : which == 1 ? mn : mx);
     return VD_OK;
   }
+  if (col >= C_STATUS && col <= C_LEVELS) {
+    vd_code rc = ensure_entry(k, err);
+    if (rc) return rc;
+  }
+  int written = k->has_entry && e->status != VDS_S_UNWRITTEN;
   switch (col) {
     case C_CHUNK: *v = vd_int(k->chunk); break;
     case C_PAGE: *v = l->has_pages ? vd_int(k->chunk / l->page_size) : vd_null(); break;
     case C_STATUS: *v = k->has_entry ? vd_text(status_name[e->status]) : vd_null(); break;
     case C_HASH: *v = k->has_entry ? vd_int((int64_t)e->hash) : vd_null(); break;
     case C_CONST: *v = k->has_entry && e->status == VDS_S_CONSTANT ? vd_real(e->constant) : vd_null(); break;
-    case C_OBJSIZE: *v = k->has_entry && l->entry_size == 28 ? vd_int(e->object_size) : vd_null(); break;
-    case C_LEVELS: *v = k->has_entry && e->levels ? vd_blob_val(e->levels, 16) : vd_null(); break;
+    case C_OBJSIZE: *v = written && l->entry_size == 28 ? vd_int(e->object_size) : vd_null(); break;
+    case C_LEVELS: *v = written && e->levels ? vd_blob_val(e->levels, 16) : vd_null(); break;
     default:
       snprintf(k->key, sizeof k->key, "%s/%lld", l->name, (long long)k->chunk);
       *v = vd_text(k->key);

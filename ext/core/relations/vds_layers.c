@@ -44,7 +44,9 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
         *v = vd_null();
         break;
       }
-      for (int64_t p = 0; p < l->page_count; p++) present += vds_page_stored(l, p) >= 0;
+      if (!l->page_dir) present = l->page_count; /* no directory: every page counts as present */
+      else
+        for (int64_t p = 0; p < l->page_count; p++) present += l->page_dir[p] >= 0;
       *v = vd_int(present);
       break;
     case 13: *v = opt(l->valid_chunk_count); break;

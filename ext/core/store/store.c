@@ -108,6 +108,9 @@ void vd_url_redact(const char *url, char *out, size_t n) {
 /* Schemes the store does not know are refused here, before any backend sees them
  * (a path is only a path when it has no scheme). */
 static vd_code check_scheme(const char *url, vd_err *err) {
+  if (!*url) return vd_fail(err, VD_INVALID, "empty URL");
+  if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
+    return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", url);
   if (!has_scheme(url) || vd_url_backend(url) == VD_BE_HTTP || strncasecmp(url, "file://", 7) == 0) return VD_OK;
   char where[600];
   vd_url_redact(url, where, sizeof where);
@@ -172,6 +175,10 @@ vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
 }
 
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err) {
+  return vd_fetch_docs_opt(ctx, urls, n, out, 1, err);
+}
+
+vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err) {
   vd_getreq *reqs = calloc(n ? n : 1, sizeof *reqs);
   int *slot = malloc((n ? n : 1) * sizeof *slot);
   if (!reqs || !slot) {
@@ -199,7 +206,7 @@ vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out
         if (!rc) rc = vd_nomem(err);
       } else {
         out[slot[k]] = b;
-        if (ctx->cfg.cache_ttl > 0) vd_cache_put(ctx->cache, urls[slot[k]], b, ctx->cfg.cache_size);
+        if (cache && ctx->cfg.cache_ttl > 0) vd_cache_put(ctx->cache, urls[slot[k]], b, ctx->cfg.cache_size);
       }
     } else if (!rc) {
       rc = reqs[k].rc;

@@ -49,6 +49,8 @@ vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
 /* The same for many at once; all-or-nothing: on failure every out[i] is NULL. */
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err);
+/* With cache = 0 fresh cached copies are still used but what is fetched is not kept. */
+vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err);
 /* Forget a cached document (after a write through vdsql). */
 void vd_store_invalidate(vd_ctx *ctx, const char *url);
 
