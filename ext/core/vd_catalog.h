@@ -33,6 +33,25 @@ typedef struct vd_filter {
 
 /* Relation flags. */
 #define VD_REL_IO 0x1    /* reads files or the network: never from triggers/views of untrusted schemas */
+#define VD_REL_TABLE_ONLY 0x2 /* only as a named table (CREATE VIRTUAL TABLE), not a table-valued function */
+
+/* Named, writable tables: CREATE VIRTUAL TABLE t USING rel(args...). Scans use the
+ * relation's cursor functions on what open returns. Writes happen inside begin ..
+ * sync (where the commit work is done and may fail) .. commit, or rollback. */
+typedef struct vd_table_ops {
+  vd_code (*connect)(vd_ctx *ctx, const char *const *args, int nargs, void **tab, vd_err *err);
+  void (*disconnect)(void *tab);
+  vd_code (*open)(void *tab, void **cur, vd_err *err);
+  /* row holds a value for every non-argument column, in order */
+  vd_code (*insert)(void *tab, const vd_value *row, int replace, int64_t *rowid, vd_err *err);
+  vd_code (*remove)(void *tab, int64_t rowid, vd_err *err);
+  vd_code (*begin)(void *tab, vd_err *err);
+  vd_code (*sync)(void *tab, vd_err *err);
+  void (*commit)(void *tab);
+  void (*rollback)(void *tab);
+  void (*savepoint)(void *tab, int n);
+  void (*rollback_to)(void *tab, int n);
+} vd_table_ops;
 
 typedef struct vd_relation {
   const char *name;
@@ -54,6 +73,7 @@ typedef struct vd_relation {
   vd_code (*column)(void *cur, int col, vd_value *out, vd_err *err);
   int64_t (*rowid)(void *cur);
   void (*close)(void *cur);
+  const vd_table_ops *table; /* NULL: read-only table-valued function */
 } vd_relation;
 
 /* Function flags. */

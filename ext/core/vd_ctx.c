@@ -26,6 +26,8 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.http_retries = 3;
   ctx->cfg.http_retry_delay_ms = 100;
   ctx->cfg.http_parallel = 16;
+  ctx->cfg.lindi_prefix = 128 << 10;
+  ctx->cfg.lock_timeout = 5;
   ctx->cache = vd_cache_new();
   if (!ctx->cache) {
     free(ctx);
@@ -60,6 +62,8 @@ static const setting settings[] = {
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
     {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
+    {"lindi_prefix", K_INT, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
+    {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for the archive lock"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
@@ -70,7 +74,7 @@ static char *show(const vd_ctx *ctx, const setting *s) {
   switch (s->k) {
     case K_REAL: snprintf(buf, sizeof buf, "%g", *(const double *)(base + s->off)); break;
     case K_INT:
-      if (s->off == OFF(cache_size))
+      if (s->off == OFF(cache_size) || s->off == OFF(lindi_prefix))
         snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off));
       else
         snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off));
@@ -119,7 +123,7 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
                        value, s->k == K_INT ? "a whole number" : "a number", s->lo, s->hi);
       if (s->k == K_REAL)
         *(double *)(base + s->off) = x;
-      else if (s->off == OFF(cache_size))
+      else if (s->off == OFF(cache_size) || s->off == OFF(lindi_prefix))
         *(int64_t *)(base + s->off) = (int64_t)x;
       else
         *(int *)(base + s->off) = (int)x;

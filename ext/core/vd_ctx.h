@@ -26,6 +26,8 @@ typedef struct vd_config {
   int http_retry_delay_ms; /* first backoff; doubles each attempt */
   int http_parallel;       /* requests in flight at once */
   char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
+  int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */
+  double lock_timeout;     /* seconds a writer waits for another writer's lock */
 } vd_config;
 
 typedef struct vd_cache vd_cache;

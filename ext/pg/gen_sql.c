@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
   printf("\\echo Use \"CREATE EXTENSION vdsql\" to load this file. \\quit\n\n");
   for (int i = 0; vd_relations[i]; i++) {
     const vd_relation *r = vd_relations[i];
+    if (r->flags & VD_REL_TABLE_ONLY) continue; /* named tables become foreign tables (FDW), not functions */
     printf("CREATE FUNCTION %s(", r->name);
     int first = 1;
     for (int c = 0; c < r->ncols; c++)

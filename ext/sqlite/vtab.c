@@ -20,6 +20,9 @@ typedef struct vt_tab {
   sqlite3_vtab base;
   const vd_relation *rel;
   vd_ctx *ctx;
+  sqlite3 *db;
+  void *tab;      /* named table (CREATE VIRTUAL TABLE): the core's table state */
+  int colmap[64]; /* declared column -> relation column (named tables hide no arguments) */
 } vt_tab;
 
 typedef struct vt_cur {
@@ -29,37 +32,86 @@ typedef struct vt_cur {
   int nargs;
 } vt_cur;
 
+/* CREATE VIRTUAL TABLE arguments arrive as SQL tokens: 'text' is unquoted. */
+static char *unquote(const char *a) {
+  size_t n = strlen(a);
+  if (n >= 2 && (a[0] == '\'' || a[0] == '"') && a[n - 1] == a[0]) {
+    char *s = sqlite3_malloc64(n), *o = s;
+    if (!s) return NULL;
+    for (size_t i = 1; i + 1 < n; i++) {
+      *o++ = a[i];
+      if (a[i] == a[0] && a[i + 1] == a[0]) i++;
+    }
+    *o = 0;
+    return s;
+  }
+  return sqlite3_mprintf("%s", a);
+}
+
 static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
-  (void)argc, (void)argv;
   mod_aux *m = aux;
   const vd_relation *r = m->rel;
+  int named = r->table && argc > 3; /* eponymous use passes no module arguments */
+  void *tab = NULL;
+  if (r->table && (r->flags & VD_REL_TABLE_ONLY) && !named) {
+    *err = sqlite3_mprintf("%s: use CREATE VIRTUAL TABLE t USING %s(...)", r->name, r->name);
+    return SQLITE_ERROR;
+  }
+  if (named) {
+    char *args[16];
+    int na = argc - 3 < 16 ? argc - 3 : 16;
+    for (int i = 0; i < na; i++) args[i] = unquote(argv[3 + i]);
+    vd_err e = {0};
+    vd_code rc = r->table->connect(m->conn->ctx, (const char *const *)args, na, &tab, &e);
+    for (int i = 0; i < na; i++) sqlite3_free(args[i]);
+    if (rc) {
+      *err = sqlite3_mprintf("%s", e.msg);
+      return vdsql_sqlite_code(rc);
+    }
+  }
   sqlite3_str *s = sqlite3_str_new(db);
   sqlite3_str_appendall(s, "CREATE TABLE x(");
+  int ndecl = 0, colmap[64];
   for (int i = 0; i < r->ncols; i++) {
     static const char *const tn[] = {"", "INTEGER", "REAL", "TEXT", "BLOB"};
-    sqlite3_str_appendf(s, "%s\"%w\" %s%s", i ? ", " : "", r->cols[i].name, tn[r->cols[i].type],
+    if (named && (r->cols[i].flags & VD_COL_ARG)) continue;
+    sqlite3_str_appendf(s, "%s\"%w\" %s%s", ndecl ? ", " : "", r->cols[i].name, tn[r->cols[i].type],
                         (r->cols[i].flags & VD_COL_ARG) ? " HIDDEN" : "");
+    if (ndecl < 64) colmap[ndecl] = i;
+    ndecl++;
   }
   sqlite3_str_appendall(s, ")");
   char *sql = sqlite3_str_finish(s);
   if (!sql) return SQLITE_NOMEM;
   int rc = sqlite3_declare_vtab(db, sql);
   sqlite3_free(sql);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("%s: %s", r->name, sqlite3_errmsg(db));
+  vt_tab *t = rc == SQLITE_OK ? sqlite3_malloc(sizeof *t) : NULL;
+  if (!t) {
+    if (rc == SQLITE_OK) rc = SQLITE_NOMEM;
+    else *err = sqlite3_mprintf("%s: %s", r->name, sqlite3_errmsg(db));
+    if (tab) r->table->disconnect(tab);
     return rc;
   }
   sqlite3_vtab_config(db, (r->flags & VD_REL_IO) ? SQLITE_VTAB_DIRECTONLY : SQLITE_VTAB_INNOCUOUS);
-  vt_tab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
+  if (named) sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   memset(t, 0, sizeof *t);
   t->rel = r;
   t->ctx = m->conn->ctx;
+  t->db = db;
+  t->tab = tab;
+  for (int i = 0; i < 64; i++) t->colmap[i] = named ? (i < ndecl ? colmap[i] : 0) : i;
   *out = &t->base;
   return SQLITE_OK;
 }
 
+/* A distinct xCreate keeps a named-table-only module from being eponymous. */
+static int vt_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
+  return vt_connect(db, aux, argc, argv, out, err);
+}
+
 static int vt_disconnect(sqlite3_vtab *vt) {
+  vt_tab *t = (vt_tab *)vt;
+  if (t->tab) t->rel->table->disconnect(t->tab);
   sqlite3_free(vt);
   return SQLITE_OK;
 }
@@ -89,6 +141,11 @@ static vd_op vd_op_of(int c) {
 static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   vt_tab *t = (vt_tab *)vt;
   const vd_relation *r = t->rel;
+  if (t->tab) { /* named table: a full scan of its rows */
+    info->estimatedCost = 1000;
+    info->estimatedRows = 1000;
+    return SQLITE_OK;
+  }
   int nargs = vd_rel_nargs(r);
   int argcon[32], unusable[32];
   for (int k = 0; k < nargs && k < 32; k++) argcon[k] = -1, unusable[k] = 0;
@@ -215,6 +272,11 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   vt_tab *t = (vt_tab *)cur->pVtab;
   const vd_relation *r = t->rel;
   reset(t, c);
+  if (t->tab) {
+    vd_err e = {0};
+    vd_code vrc = r->table->open(t->tab, &c->cur, &e);
+    return vrc ? fail(cur->pVtab, vrc, &e) : SQLITE_OK;
+  }
   int nargs = vd_rel_nargs(r), a = 0, rc = SQLITE_OK;
   vd_value args[32];
   vd_filter f[64];
@@ -292,6 +354,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
   vt_cur *c = (vt_cur *)cur;
   vt_tab *t = (vt_tab *)cur->pVtab;
   const vd_relation *r = t->rel;
+  col = t->colmap[col < 64 ? col : 0];
   if (r->cols[col].flags & VD_COL_ARG) {
     int k = 0;
     for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
@@ -316,6 +379,81 @@ static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
   *out = ((vt_tab *)cur->pVtab)->rel->rowid(c->cur);
   return SQLITE_OK;
 }
+
+/* Writes to a named table. argv[0] old rowid (NULL for INSERT), argv[1] new rowid,
+ * argv[2..] the declared columns. */
+static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  vt_tab *t = (vt_tab *)vt;
+  const vd_table_ops *ops = t->rel->table;
+  vd_err e = {0};
+  vd_code rc;
+  if (argc == 1) {
+    rc = ops->remove(t->tab, sqlite3_value_int64(argv[0]), &e);
+  } else if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    vd_value row[64];
+    int n = argc - 2 < 64 ? argc - 2 : 64;
+    for (int i = 0; i < n; i++) row[i] = vdsql_arg(argv[2 + i]);
+    int64_t id = 0;
+    rc = ops->insert(t->tab, row, sqlite3_vtab_on_conflict(t->db) == SQLITE_REPLACE, &id, &e);
+    *rowid = id;
+  } else {
+    rc = vd_fail(&e, VD_UNSUPPORTED, "%s: UPDATE is not supported; use INSERT OR REPLACE or DELETE", t->rel->name);
+  }
+  return rc ? fail(vt, rc, &e) : SQLITE_OK;
+}
+
+static int tx(sqlite3_vtab *vt, vd_code (*op)(void *, vd_err *)) {
+  vt_tab *t = (vt_tab *)vt;
+  vd_err e = {0};
+  vd_code rc = op(t->tab, &e);
+  return rc ? fail(vt, rc, &e) : SQLITE_OK;
+}
+static int vt_begin(sqlite3_vtab *vt) { return tx(vt, ((vt_tab *)vt)->rel->table->begin); }
+static int vt_sync(sqlite3_vtab *vt) { return tx(vt, ((vt_tab *)vt)->rel->table->sync); }
+static int vt_commit(sqlite3_vtab *vt) {
+  ((vt_tab *)vt)->rel->table->commit(((vt_tab *)vt)->tab);
+  return SQLITE_OK;
+}
+static int vt_rollback(sqlite3_vtab *vt) {
+  ((vt_tab *)vt)->rel->table->rollback(((vt_tab *)vt)->tab);
+  return SQLITE_OK;
+}
+static int vt_savepoint(sqlite3_vtab *vt, int n) {
+  ((vt_tab *)vt)->rel->table->savepoint(((vt_tab *)vt)->tab, n);
+  return SQLITE_OK;
+}
+static int vt_release(sqlite3_vtab *vt, int n) {
+  (void)vt, (void)n;
+  return SQLITE_OK;
+}
+static int vt_rollback_to(sqlite3_vtab *vt, int n) {
+  ((vt_tab *)vt)->rel->table->rollback_to(((vt_tab *)vt)->tab, n);
+  return SQLITE_OK;
+}
+
+static const sqlite3_module table_module = {
+    .iVersion = 2,
+    .xCreate = vt_create,
+    .xConnect = vt_connect,
+    .xBestIndex = vt_best_index,
+    .xDisconnect = vt_disconnect,
+    .xDestroy = vt_disconnect, /* DROP TABLE forgets the table, never the archive */
+    .xOpen = vt_open,
+    .xClose = vt_close,
+    .xFilter = vt_filter,
+    .xNext = vt_next,
+    .xEof = vt_eof,
+    .xColumn = vt_column,
+    .xRowid = vt_rowid,
+    .xUpdate = vt_update,
+    .xBegin = vt_begin,
+    .xSync = vt_sync,
+    .xCommit = vt_commit,
+    .xRollback = vt_rollback,
+    .xSavepoint = vt_savepoint,
+    .xRelease = vt_release,
+    .xRollbackTo = vt_rollback_to,
+};
 
 static const sqlite3_module module = {
     .iVersion = 0,
@@ -345,5 +483,5 @@ int vdsql_register_relation(sqlite3 *db, const vd_relation *rel, vdsql_conn *con
   m->rel = rel;
   m->conn = conn;
   conn->refs++;
-  return sqlite3_create_module_v2(db, rel->name, &module, m, aux_destroy);
+  return sqlite3_create_module_v2(db, rel->name, rel->table ? &table_module : &module, m, aux_destroy);
 }

@@ -229,6 +229,30 @@ vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err) {
   return vd_fetch_docs(ctx, &url, 1, out, err);
 }
 
+vd_blob *vd_cache_lookup(vd_ctx *ctx, const char *url, const char *key) {
+  vd_blob *b = vd_cache_get(ctx->cache, key, ctx->cfg.cache_ttl);
+  if (b) ctx->stats[vd_url_backend(url)].cache_hits++;
+  return b;
+}
+
+void vd_cache_store(vd_ctx *ctx, const char *key, vd_blob *b) {
+  if (ctx->cfg.cache_ttl > 0) vd_cache_put(ctx->cache, key, b, ctx->cfg.cache_size);
+}
+
+vd_code vd_fetch_range(vd_ctx *ctx, const char *url, int64_t off, int64_t len, const char *key, vd_blob **out,
+                       vd_err *err) {
+  if ((*out = vd_cache_lookup(ctx, url, key))) return VD_OK;
+  vd_buf b = {0};
+  vd_code rc = vd_get(ctx, url, off, len, &b, NULL, err);
+  if (rc) return rc;
+  if (!(*out = vd_blob_from_buf(&b))) {
+    vd_buf_free(&b);
+    return vd_nomem(err);
+  }
+  vd_cache_store(ctx, key, *out);
+  return VD_OK;
+}
+
 void vd_store_invalidate(vd_ctx *ctx, const char *url) { vd_cache_drop(ctx->cache, url); }
 
 void vd_store_config_changed(vd_ctx *ctx) {

@@ -51,6 +51,13 @@ vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err);
 /* With cache = 0 fresh cached copies are still used but what is fetched is not kept. */
 vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err);
+/* A byte range through the cache, under a caller-chosen key (a short read at the end
+ * of the object is not an error). */
+vd_code vd_fetch_range(vd_ctx *ctx, const char *url, int64_t off, int64_t len, const char *key, vd_blob **out,
+                       vd_err *err);
+/* Direct cache access for derived documents: lookup counts a hit for url's backend. */
+vd_blob *vd_cache_lookup(vd_ctx *ctx, const char *url, const char *key);
+void vd_cache_store(vd_ctx *ctx, const char *key, vd_blob *b);
 /* Forget a cached document (after a write through vdsql). */
 void vd_store_invalidate(vd_ctx *ctx, const char *url);
 

@@ -1,0 +1,285 @@
+/* LINDI entry/index documents and archive opening (see lindi.h). */
+#include "lindi.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/store.h"
+#include "../util/json.h"
+
+vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64_t *o, int64_t *d, int64_t *s,
+                          vd_err *err) {
+  cJSON *doc;
+  if (vd_json_parse(text, len, where, &doc, err)) return err->code;
+  const cJSON *ix = cJSON_GetObjectItemCaseSensitive(doc, "index");
+  const char *n = NULL;
+  vd_code rc = VD_OK;
+  if (!cJSON_IsObject(ix))
+    rc = vd_fail(err, VD_INVALID, "%s: .tar_entry.json has no \"index\" object", where);
+  else if (vd_json_str(ix, "n", where, ".tar_entry.json index", &n, err) ||
+           vd_json_int(ix, "o", where, ".tar_entry.json index", o, err) ||
+           vd_json_int(ix, "d", where, ".tar_entry.json index", d, err) ||
+           vd_json_int(ix, "s", where, ".tar_entry.json index", s, err))
+    rc = err->code;
+  else if (strcmp(n, LINDI_INDEX_NAME) != 0 || *o < 0 || *d < *o || *s < 0)
+    rc = vd_fail(err, VD_INVALID, "%s: .tar_entry.json points at an implausible index (%s at %lld)", where, n,
+                 (long long)*d);
+  cJSON_Delete(doc);
+  return rc;
+}
+
+int lindi_index_add(lindi_index *ix, const char *name, int64_t o, int64_t d, int64_t s) {
+  if (ix->n == ix->cap) {
+    int cap = ix->cap ? ix->cap * 2 : 64;
+    lindi_file *f = realloc(ix->files, cap * sizeof *f);
+    if (!f) return -1;
+    ix->files = f;
+    ix->cap = cap;
+  }
+  char *nm = strdup(name);
+  if (!nm) return -1;
+  ix->files[ix->n++] = (lindi_file){nm, o, d, s};
+  return 0;
+}
+
+static const lindi_index *sort_ix;
+static int by_name_cmp(const void *a, const void *b) {
+  return strcmp(sort_ix->files[*(const int *)a].name, sort_ix->files[*(const int *)b].name);
+}
+
+void lindi_index_sort(lindi_index *ix) {
+  free(ix->by_name);
+  ix->by_name = malloc((ix->n ? ix->n : 1) * sizeof *ix->by_name);
+  if (!ix->by_name) return;
+  for (int i = 0; i < ix->n; i++) ix->by_name[i] = i;
+  sort_ix = ix; /* qsort has no context argument; the core is single-threaded per context */
+  qsort(ix->by_name, ix->n, sizeof *ix->by_name, by_name_cmp);
+}
+
+const lindi_file *lindi_find(const lindi_index *ix, const char *name) {
+  if (!ix->by_name) {
+    for (int i = 0; i < ix->n; i++)
+      if (strcmp(ix->files[i].name, name) == 0) return &ix->files[i];
+    return NULL;
+  }
+  int a = 0, b = ix->n;
+  while (a < b) {
+    int m = (a + b) / 2, c = strcmp(ix->files[ix->by_name[m]].name, name);
+    if (c == 0) return &ix->files[ix->by_name[m]];
+    if (c < 0) a = m + 1; else b = m;
+  }
+  return NULL;
+}
+
+void lindi_index_free(lindi_index *ix) {
+  for (int i = 0; i < ix->n; i++) free(ix->files[i].name);
+  free(ix->files);
+  free(ix->by_name);
+  memset(ix, 0, sizeof *ix);
+}
+
+vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi_index *ix, vd_err *err) {
+  cJSON *doc;
+  if (vd_json_parse(text, len, where, &doc, err)) return err->code;
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files"), *f;
+  vd_code rc = VD_OK;
+  if (!cJSON_IsArray(files)) {
+    rc = vd_fail(err, VD_INVALID, "%s: .tar_index.json has no \"files\" list", where);
+    goto done;
+  }
+  int i = 0;
+  cJSON_ArrayForEach(f, files) {
+    char ctx[48];
+    snprintf(ctx, sizeof ctx, "files[%d]", i++);
+    const char *n;
+    int64_t o, d, s;
+    if (!cJSON_IsObject(f)) {
+      rc = vd_fail(err, VD_INVALID, "%s: %s is not an object", where, ctx);
+      goto done;
+    }
+    if (vd_json_str(f, "n", where, ctx, &n, err) || vd_json_int(f, "o", where, ctx, &o, err) ||
+        vd_json_int(f, "d", where, ctx, &d, err) || vd_json_int(f, "s", where, ctx, &s, err)) {
+      rc = err->code;
+      goto done;
+    }
+    if (o < 0 || d < o + 512 || s < 0) {
+      rc = vd_fail(err, VD_INVALID, "%s: %s (%s) has impossible offsets", where, ctx, n);
+      goto done;
+    }
+    if (lindi_index_add(ix, n, o, d, s)) {
+      rc = vd_nomem(err);
+      goto done;
+    }
+  }
+  lindi_index_sort(ix);
+  const lindi_file *e = lindi_find(ix, LINDI_ENTRY_NAME), *x = lindi_find(ix, LINDI_INDEX_NAME);
+  if (!e || e->o != 0 || e->d != 512 || e->s != LINDI_ENTRY_SIZE)
+    rc = vd_fail(err, VD_INVALID, "%s: the index does not list .tar_entry.json at 0/512/1024", where);
+  else if (!x || x->o != ix->io || x->d != ix->id || x->s != ix->is)
+    rc = vd_fail(err, VD_INVALID, "%s: the index's own entry disagrees with .tar_entry.json", where);
+done:
+  cJSON_Delete(doc);
+  return rc;
+}
+
+/* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii). */
+void lindi_json_string(vd_buf *out, const char *s) {
+  vd_buf_append(out, "\"", 1);
+  const unsigned char *p = (const unsigned char *)s;
+  char tmp[16];
+  while (*p) {
+    unsigned c = *p;
+    int n = 1;
+    if (c >= 0x80) { /* decode UTF-8 (names are validated on write) */
+      n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : 4;
+      c &= n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07;
+      for (int k = 1; k < n && p[k]; k++) c = (c << 6) | (p[k] & 0x3f);
+    }
+    if (c == '"' || c == '\\') {
+      tmp[0] = '\\', tmp[1] = (char)c;
+      vd_buf_append(out, tmp, 2);
+    } else if (c >= 0x20 && c < 0x7f) {
+      vd_buf_append(out, p, 1);
+    } else if (c == '\n') {
+      vd_buf_append(out, "\\n", 2);
+    } else if (c < 0x10000) {
+      snprintf(tmp, sizeof tmp, "\\u%04x", c);
+      vd_buf_append(out, tmp, 6);
+    } else {
+      c -= 0x10000;
+      snprintf(tmp, sizeof tmp, "\\u%04x\\u%04x", 0xd800 + (c >> 10), 0xdc00 + (c & 0x3ff));
+      vd_buf_append(out, tmp, 12);
+    }
+    for (int k = 0; k < n && *p; k++) p++;
+  }
+  vd_buf_append(out, "\"", 1);
+}
+
+static void entry_obj(vd_buf *b, const char *indent, const char *name, int64_t o, int64_t d, int64_t s) {
+  char tmp[128];
+  snprintf(tmp, sizeof tmp, "{\n%s  \"d\": %lld,\n%s  \"n\": ", indent, (long long)d, indent);
+  vd_buf_append(b, tmp, strlen(tmp));
+  lindi_json_string(b, name);
+  snprintf(tmp, sizeof tmp, ",\n%s  \"o\": %lld,\n%s  \"s\": %lld\n%s}", indent, (long long)o, indent, (long long)s,
+           indent);
+  vd_buf_append(b, tmp, strlen(tmp));
+}
+
+vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LINDI_ENTRY_SIZE], vd_err *err) {
+  vd_buf b = {0};
+  vd_buf_append(&b, "{\n  \"index\": ", 13);
+  entry_obj(&b, "  ", LINDI_INDEX_NAME, o, d, s);
+  vd_buf_append(&b, "\n}", 2);
+  if (!b.data) return vd_nomem(err);
+  memset(out, ' ', LINDI_ENTRY_SIZE);
+  memcpy(out, b.data, b.len);
+  vd_buf_free(&b);
+  return VD_OK;
+}
+
+vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *err) {
+  out->len = 0;
+  vd_buf_append(out, "{\n  \"files\": [", 14);
+  for (int i = 0; i < n; i++) {
+    vd_buf_append(out, i ? ",\n    " : "\n    ", i ? 6 : 5);
+    entry_obj(out, "    ", files[i].name, files[i].o, files[i].d, files[i].s);
+  }
+  vd_buf_append(out, n ? "\n  ]\n}" : "]\n}", n ? 6 : 3);
+  if (!out->data) return vd_nomem(err);
+  return VD_OK;
+}
+
+int64_t lindi_grow(int64_t len) {
+  int64_t s = LINDI_INITIAL_SIZE;
+  while (s < 4 * len) s *= 2;
+  return s;
+}
+
+static char *key(const char *what, const char *url) {
+  char *k = malloc(strlen(what) + strlen(url) + 2);
+  if (k) sprintf(k, "%s:%s", what, url);
+  return k;
+}
+
+void lindi_invalidate(vd_ctx *ctx, const char *url) {
+  char *k1 = key("lindi-prefix", url), *k2 = key("lindi-index", url);
+  if (k1) vd_store_invalidate(ctx, k1);
+  if (k2) vd_store_invalidate(ctx, k2);
+  free(k1);
+  free(k2);
+}
+
+/* A complete JSON value (then only whitespace) in p[0..n)? Parses to find out. */
+static int complete(const char *p, size_t n) {
+  cJSON *j = cJSON_ParseWithLengthOpts(p, n, NULL, 0);
+  cJSON_Delete(j);
+  return j != NULL;
+}
+
+vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
+  memset(ix, 0, sizeof *ix);
+  char where[600];
+  vd_url_redact(url, where, sizeof where);
+  char *kp = key("lindi-prefix", url), *ki = key("lindi-index", url);
+  vd_blob *prefix = NULL, *itext = NULL;
+  vd_buf acc = {0};
+  vd_code rc = VD_OK;
+  if (!kp || !ki) {
+    rc = vd_nomem(err);
+    goto done;
+  }
+  if ((rc = vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, &prefix, err))) goto done;
+  if (prefix->len < 1536 || memcmp(prefix->data + 257, "ustar", 5) != 0) {
+    rc = vd_fail(err, VD_INVALID, "%s: not a LINDI archive (no ustar .tar_entry.json at the start)", where);
+    goto done;
+  }
+  if ((rc = lindi_parse_entry((const char *)prefix->data + 512, LINDI_ENTRY_SIZE, where, &ix->io, &ix->id, &ix->is,
+                              err)))
+    goto done;
+  itext = vd_cache_lookup(ctx, url, ki);
+  if (!itext) {
+    /* the index's JSON text starts at d and is followed by spaces: read only until it
+     * is complete, starting with what the prefix already holds */
+    int64_t have = (int64_t)prefix->len > ix->id ? (int64_t)prefix->len - ix->id : 0;
+    if (have > ix->is) have = ix->is;
+    if (have && vd_buf_append(&acc, prefix->data + ix->id, (size_t)have)) {
+      rc = vd_nomem(err);
+      goto done;
+    }
+    /* a freshly appended index holds at most s/4 of text (growth rule): start there */
+    int64_t step = ix->is / 4 > 4096 ? ix->is / 4 : 4096;
+    while (!(have && complete((const char *)acc.data, acc.len)) && have < ix->is) {
+      int64_t n = ix->is - have < step ? ix->is - have : step;
+      vd_buf part = {0};
+      if ((rc = vd_get(ctx, url, ix->id + have, n, &part, NULL, err))) goto done;
+      if ((int64_t)part.len != n) {
+        vd_buf_free(&part);
+        rc = vd_fail(err, VD_INVALID, "%s: the archive ends inside .tar_index.json (at byte %lld)", where,
+                     (long long)(ix->id + have + (int64_t)part.len));
+        goto done;
+      }
+      vd_buf_append(&acc, part.data, part.len);
+      vd_buf_free(&part);
+      have += n;
+      step *= 2;
+    }
+    if (!(itext = vd_blob_from_buf(&acc))) {
+      rc = vd_nomem(err);
+      goto done;
+    }
+    vd_cache_store(ctx, ki, itext);
+  }
+  char iwhere[700];
+  snprintf(iwhere, sizeof iwhere, "%s: .tar_index.json at %lld", where, (long long)ix->id);
+  rc = lindi_parse_index((const char *)itext->data, itext->len, iwhere, ix, err);
+done:
+  if (rc) lindi_index_free(ix);
+  vd_blob_unref(prefix);
+  vd_blob_unref(itext);
+  vd_buf_free(&acc);
+  free(kp);
+  free(ki);
+  return rc;
+}

@@ -1,0 +1,38 @@
+/* Crash-safe writer for local LINDI tar archives: appends, replaces and deletes in
+ * transactions, with the commit protocol described in docs/lindi.md. One writer per
+ * archive at a time (flock); readers need no lock. */
+#ifndef VD_LINDI_WRITER_H
+#define VD_LINDI_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../vd_buf.h"
+#include "../vd_ctx.h"
+#include "lindi.h"
+
+typedef struct lindi_writer lindi_writer;
+
+/* Opens (creating an empty archive laid out as lindi lays it out when the file does
+ * not exist). http(s) archives are refused: they are read-only. */
+vd_code lindi_writer_open(vd_ctx *ctx, const char *path, lindi_writer **out, vd_err *err);
+void lindi_writer_close(lindi_writer *w);
+
+vd_code lindi_writer_begin(lindi_writer *w, vd_err *err);
+/* Appends a member; an existing name is a constraint error unless replace, which
+ * trashes the old copy at commit. *pos gets the member's row. */
+vd_code lindi_writer_put(lindi_writer *w, const char *name, const void *data, size_t len, int replace, int *pos,
+                         vd_err *err);
+vd_code lindi_writer_delete(lindi_writer *w, int pos, vd_err *err);
+vd_code lindi_writer_commit(lindi_writer *w, vd_err *err);
+void lindi_writer_rollback(lindi_writer *w);
+void lindi_writer_savepoint(lindi_writer *w, int n);
+void lindi_writer_rollback_to(lindi_writer *w, int n);
+
+/* The live members (committed plus staged), for scans: rows 0..count-1, NULL for a
+ * row deleted in this transaction. */
+int lindi_writer_count(const lindi_writer *w);
+const lindi_file *lindi_writer_file(const lindi_writer *w, int pos);
+vd_code lindi_writer_read(lindi_writer *w, int pos, vd_buf *out, vd_err *err);
+
+#endif

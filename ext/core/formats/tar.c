@@ -1,0 +1,159 @@
+/* ustar header codec (see tar.h). Hand-written because libarchive's streaming writer
+ * cannot patch headers in place inside an existing archive, which lindi's trash and
+ * vdsql's commit protocol need; parsing follows POSIX ustar and GNU's base-256 sizes. */
+#include "tar.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int64_t tar_padded(int64_t size) { return (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK; }
+
+static unsigned checksum(const unsigned char b[TAR_BLOCK]) {
+  unsigned sum = 0;
+  for (int i = 0; i < TAR_BLOCK; i++) sum += (i >= 148 && i < 156) ? ' ' : b[i];
+  return sum;
+}
+
+/* Octal field (spaces/NULs around digits), or GNU base-256 when the top bit is set. */
+static int64_t number(const unsigned char *p, int n, int *ok) {
+  if (p[0] & 0x80) {
+    int64_t v = p[0] & 0x3f;
+    if (p[0] & 0x40) { *ok = 0; return 0; } /* negative */
+    for (int i = 1; i < n; i++) {
+      if (v > (INT64_MAX >> 8)) { *ok = 0; return 0; }
+      v = (v << 8) | p[i];
+    }
+    return v;
+  }
+  int i = 0;
+  int64_t v = 0;
+  while (i < n && (p[i] == ' ' || p[i] == 0)) i++;
+  int digits = 0;
+  for (; i < n && p[i] >= '0' && p[i] <= '7'; i++, digits++) {
+    if (v > (INT64_MAX >> 3)) { *ok = 0; return 0; }
+    v = v * 8 + (p[i] - '0');
+  }
+  for (; i < n; i++)
+    if (p[i] != ' ' && p[i] != 0) *ok = 0;
+  if (!digits) *ok = 0;
+  return v;
+}
+
+int tar_parse(const unsigned char b[TAR_BLOCK], tar_header *h) {
+  int zero = 1;
+  for (int i = 0; i < TAR_BLOCK && zero; i++) zero = b[i] == 0;
+  if (zero) return 1;
+  memset(h, 0, sizeof *h);
+  int ok = 1, okm = 1, okt = 1, okc = 1;
+  h->size = number(b + 124, 12, &ok);
+  h->mode = number(b + 100, 8, &okm);
+  h->mtime = number(b + 136, 12, &okt);
+  int64_t stored = number(b + 148, 8, &okc);
+  h->checksum_ok = okc && (unsigned)stored == checksum(b);
+  h->type = b[156] ? (char)b[156] : '0';
+  char name[101], prefix[156];
+  memcpy(name, b, 100);
+  name[100] = 0;
+  prefix[0] = 0;
+  if (memcmp(b + 257, "ustar", 5) == 0) {
+    memcpy(prefix, b + 345, 155);
+    prefix[155] = 0;
+  }
+  if (prefix[0])
+    snprintf(h->name, sizeof h->name, "%s/%s", prefix, name);
+  else
+    snprintf(h->name, sizeof h->name, "%s", name);
+  return ok ? 0 : -1;
+}
+
+static void octal(unsigned char *p, int width, int64_t v) { /* width digits then NUL */
+  char tmp[32];
+  snprintf(tmp, sizeof tmp, "%0*llo", width, (long long)v);
+  memcpy(p, tmp, width);
+  p[width] = 0;
+}
+
+static void seal(unsigned char b[TAR_BLOCK]) {
+  char tmp[8];
+  snprintf(tmp, sizeof tmp, "%06o", checksum(b) & 0777777);
+  memcpy(b + 148, tmp, 6);
+  b[154] = 0;
+  b[155] = ' ';
+}
+
+/* Splits name into (prefix, name) for ustar: name part <= 100, prefix <= 155. */
+static int split(const char *name, size_t len, size_t *cut) {
+  if (len <= 100) { *cut = 0; return 0; }
+  for (size_t i = len - 1; i > 0; i--)
+    if (name[i] == '/' && i <= 155 && len - i - 1 <= 100 && len - i - 1 > 0) {
+      *cut = i;
+      return 0;
+    }
+  return -1;
+}
+
+vd_code tar_check_name(const char *name, size_t len, vd_err *err) {
+  if (len == 0) return vd_fail(err, VD_INVALID, "member name is empty");
+  if (len > 255) return vd_fail(err, VD_INVALID, "member name is %zu bytes (at most 255)", len);
+  if (memchr(name, 0, len)) return vd_fail(err, VD_INVALID, "member name contains a NUL byte");
+  if (name[0] == '/') return vd_fail(err, VD_INVALID, "member name \"%.*s\" is absolute", (int)len, name);
+  for (size_t i = 0; i < len;) { /* path components: no "..", no empty or "." component */
+    size_t j = i;
+    while (j < len && name[j] != '/') j++;
+    if ((j - i == 2 && name[i] == '.' && name[i + 1] == '.') || j == i || (j - i == 1 && name[i] == '.'))
+      return vd_fail(err, VD_INVALID, "member name \"%.*s\" has an empty, \".\" or \"..\" component", (int)len, name);
+    i = j + 1;
+  }
+  for (size_t i = 0; i < len;) { /* UTF-8, so the index stays valid JSON text for lindi */
+    unsigned char c = (unsigned char)name[i];
+    int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (!n || i + n > len) return vd_fail(err, VD_INVALID, "member name is not valid UTF-8");
+    for (int k = 1; k < n; k++)
+      if (((unsigned char)name[i + k] & 0xc0) != 0x80) return vd_fail(err, VD_INVALID, "member name is not valid UTF-8");
+    if (c < 0x20 || c == 0x7f) return vd_fail(err, VD_INVALID, "member name contains a control character");
+    i += n;
+  }
+  size_t cut;
+  if (split(name, len, &cut))
+    return vd_fail(err, VD_INVALID, "member name \"%.40s...\" cannot be split into ustar prefix (155) and name (100)",
+                   name);
+  return VD_OK;
+}
+
+static void put_name(unsigned char b[TAR_BLOCK], const char *name, size_t len, size_t cut) {
+  memset(b, 0, 100);
+  memset(b + 345, 0, 155);
+  if (cut) {
+    memcpy(b + 345, name, cut);
+    memcpy(b, name + cut + 1, len - cut - 1);
+  } else {
+    memcpy(b, name, len);
+  }
+}
+
+vd_code tar_format(unsigned char b[TAR_BLOCK], const char *name, int64_t size, vd_err *err) {
+  size_t len = strlen(name), cut = 0;
+  if (tar_check_name(name, len, err)) return err->code;
+  if (size < 0 || size > 077777777777LL) return vd_fail(err, VD_INVALID, "member of %lld bytes is too large for ustar", (long long)size);
+  split(name, len, &cut);
+  memset(b, 0, TAR_BLOCK);
+  put_name(b, name, len, cut);
+  memcpy(b + 100, "0000644", 8);
+  memcpy(b + 108, "0000000", 8);
+  memcpy(b + 116, "0000000", 8);
+  octal(b + 124, 11, size);
+  memcpy(b + 136, "00000000000", 12);
+  b[156] = '0';
+  memcpy(b + 257, "ustar", 6);
+  memcpy(b + 263, "00", 2);
+  seal(b);
+  return VD_OK;
+}
+
+vd_code tar_rename(unsigned char b[TAR_BLOCK], const char *name, vd_err *err) {
+  size_t len = strlen(name), cut = 0;
+  if (len > 255 || split(name, len, &cut)) return vd_fail(err, VD_INVALID, "trash name \"%s\" does not fit a header", name);
+  put_name(b, name, len, cut);
+  seal(b);
+  return VD_OK;
+}

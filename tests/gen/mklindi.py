@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Builds LINDI tar archives (.lindi.tar) for vdsql's tests, written from
+shared/spec/lindi.md alone (stdlib only, no lindi code): lindi's header format, the
+entry / index / lindi.json members with space padding, appends that move the two zero
+blocks, trash (dashes + .trash/ rename + checksum) and the index trash-and-re-append
+with the growth rule when it outgrows its padding.
+
+  mklindi.py tests DIR     the archives the SQL tests use
+  mklindi.py many N FILE   an archive of N small members (benchmarks)
+"""
+import base64
+import json
+import os
+import random
+import sys
+
+BLOCK = 512
+
+
+def header(name, size):
+    b = bytearray(BLOCK)
+    nb = name.encode()
+    assert len(nb) <= 100
+    b[0:len(nb)] = nb
+    b[100:108] = b"0000644\0"
+    b[108:116] = b"0000000\0"
+    b[116:124] = b"0000000\0"
+    b[124:136] = b"%011o\0" % size
+    b[136:148] = b"00000000000\0"
+    b[156:157] = b"0"
+    b[257:263] = b"ustar\0"
+    b[263:265] = b"00"
+    seal(b)
+    return bytes(b)
+
+
+def seal(b):
+    b[148:156] = b" " * 8
+    s = sum(b)
+    b[148:156] = b"%06o\0 " % s
+
+
+def padded(n):
+    return (n + BLOCK - 1) // BLOCK * BLOCK
+
+
+def grow(text_len):
+    s = 8192
+    while s < 4 * text_len:
+        s *= 2
+    return s
+
+
+def dumps(obj):
+    return json.dumps(obj, indent=2, sort_keys=True)
+
+
+class Archive:
+    def __init__(self, path):
+        self.path = path
+        self.files = []          # index entries in order: dicts n, o, d, s
+        self.rng = random.Random(5)
+        self.f = open(path, "w+b")
+        self.end = 0             # where the two zero blocks start
+        self.append(".tar_entry.json", b" " * 1024)
+        self.append(".tar_index.json", b" " * 8192)
+        self.refs = {"refs": {}}
+        self.append("lindi.json", self.pad(dumps(self.refs), 8192))
+        self.write_index()
+
+    def pad(self, text, size):
+        return text.encode() + b" " * (size - len(text))
+
+    def append(self, name, data):
+        o = self.end
+        self.f.seek(o)
+        self.f.write(header(name, len(data)) + data + b"\0" * (padded(len(data)) - len(data)) + b"\0" * 1024)
+        self.end = o + BLOCK + padded(len(data))
+        self.files.append({"n": name, "o": o, "d": o + BLOCK, "s": len(data)})
+        return self.files[-1]
+
+    def find(self, name):
+        return next(f for f in self.files if f["n"] == name)
+
+    def trash(self, name):
+        e = self.find(name)
+        self.f.seek(e["d"])
+        self.f.write(b"-" * e["s"])
+        self.f.seek(e["o"])
+        h = bytearray(self.f.read(BLOCK))
+        new = ".trash/%s.%s" % (name, "".join(self.rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10)))
+        h[0:100] = new.encode().ljust(100, b"\0")
+        h[345:500] = b"\0" * 155
+        seal(h)
+        self.f.seek(e["o"])
+        self.f.write(bytes(h))
+        self.files.remove(e)
+
+    def write_index(self):
+        text = dumps({"files": self.files})
+        ix = self.find(".tar_index.json")
+        if len(text) <= ix["s"]:
+            self.f.seek(ix["d"])
+            self.f.write(self.pad(text, ix["s"]))
+        else:
+            self.trash(".tar_index.json")
+            size = grow(len(dumps({"files": self.files})))
+            ix = self.append(".tar_index.json", b" " * size)
+            self.f.seek(ix["d"])
+            self.f.write(self.pad(dumps({"files": self.files}), size))
+        entry = dumps({"index": {"n": ix["n"], "o": ix["o"], "d": ix["d"], "s": ix["s"]}})
+        self.f.seek(512)
+        self.f.write(self.pad(entry, 1024))
+
+    def write_refs(self, rfs):
+        text = dumps(rfs)
+        lj = self.find("lindi.json")
+        if len(text) <= lj["s"]:
+            self.f.seek(lj["d"])
+            self.f.write(self.pad(text, lj["s"]))
+        else:
+            self.trash("lindi.json")
+            self.append("lindi.json", self.pad(text, grow(len(text))))
+
+    def close(self):
+        self.write_index()
+        self.f.close()
+
+
+def build_tests(d):
+    os.makedirs(d, exist_ok=True)
+    # small: a few members and refs of every kind, index near the start
+    a = Archive(os.path.join(d, "small.lindi.tar"))
+    a.append("blobs/group1/temps/0", bytes(range(256)) * 8)
+    a.append("blobs/data/0.0", b"x" * 1000)
+    a.append("sample.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 3000)
+    a.write_refs({"refs": {
+        ".zgroup": {"zarr_format": 2},
+        "group1/temps/.zarray": {"chunks": [1000], "dtype": "<i2", "shape": [1000]},
+        "group1/temps/0": ["./blobs/group1/temps/0", 0, 2048],
+        "group1/h5/0": ["{{u1}}", 8, 3000],
+        "external/0": ["https://example.org/data.h5", 100, 50],
+        "inline/text": "hello",
+        "inline/b64": "base64:" + base64.b64encode(b"\x00\xff\x10").decode(),
+    }, "templates": {"u1": "./sample.h5"}})
+    a.close()
+    # many: 200 members: the index outgrows 8 KiB and is trashed and re-appended;
+    # lindi.json is rewritten twice, the second time too big for its padding
+    a = Archive(os.path.join(d, "many.lindi.tar"))
+    for i in range(200):
+        a.append("blobs/x/%d" % i, (b"%04d" % i) * (i % 7 + 1))
+    a.write_refs({"refs": {"a": "1"}})
+    a.write_refs({"refs": {"k%d" % i: ["./blobs/x/%d" % i, 0, 4] for i in range(200)}})
+    a.close()
+    # broken archives
+    with open(os.path.join(d, "small.lindi.tar"), "rb") as f:
+        good = f.read()
+    open(os.path.join(d, "truncated.lindi.tar"), "wb").write(good[:5000])
+    bad = bytearray(good)
+    bad[512:600] = b'{"index": {"n": ".tar_index.json", "o": 1536' + b" " * 43
+    open(os.path.join(d, "badentry.lindi.tar"), "wb").write(bytes(bad))
+    bad = bytearray(good)
+    bad[2048 + 30] = ord("#")
+    open(os.path.join(d, "badindex.lindi.tar"), "wb").write(bytes(bad))
+    bad = bytearray(good)
+    bad[10240 + 124] = ord("7")   # lindi.json header size digit: checksum no longer matches
+    open(os.path.join(d, "badchecksum.lindi.tar"), "wb").write(bytes(bad))
+    open(os.path.join(d, "notar.lindi.tar"), "wb").write(b'{"refs": {}}')
+    # plain tar archives from Python's tarfile: GNU long names ('L') and pax headers
+    import io
+    import tarfile
+    long = "deep/" + "n" * 120 + "/file.bin"
+    for fmt, fname in ((tarfile.GNU_FORMAT, "gnu.tar"), (tarfile.PAX_FORMAT, "pax.tar")):
+        with tarfile.open(os.path.join(d, fname), "w", format=fmt) as t:
+            for name, data in (("short.txt", b"abc"), (long, b"x" * 700), ("dir/after.txt", b"")):
+                ti = tarfile.TarInfo(name)
+                ti.size, ti.mtime, ti.mode = len(data), 1700000000, 0o600
+                t.addfile(ti, io.BytesIO(data))
+
+
+def build_many(n, path):
+    a = Archive(path)
+    for i in range(n):
+        a.append("blobs/m/%d" % i, b"%08d" % i * 12)
+    a.write_refs({"refs": {"m/%d" % i: ["./blobs/m/%d" % i, 0, 96] for i in range(n)}})
+    a.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "tests":
+        build_tests(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "many":
+        build_many(int(sys.argv[2]), sys.argv[3])
+    else:
+        sys.stderr.write(__doc__)
+        sys.exit(2)

@@ -1,0 +1,52 @@
+-- The lindi_tar writer: create, append, replace (trash), delete, rollback, refusals.
+.headers on
+CREATE VIRTUAL TABLE a USING lindi_tar('@DATA@/lindi/new.lindi.tar');
+SELECT name, size, header_offset, data_offset FROM a;
+SELECT count(*) AS bytes_rows FROM tar_members('@DATA@/lindi/new.lindi.tar');
+INSERT INTO a(name, data) VALUES ('blobs/a', 'hello'), ('blobs/b', zeroblob(3000)), ('c/d.bin', x'00ff');
+SELECT name, size, header_offset, data_offset, hex(substr(data, 1, 4)) AS head FROM a;
+-- a plain INSERT of an existing name is a constraint error; OR REPLACE trashes the old copy
+INSERT INTO a(name, data) VALUES ('blobs/a', 'again');
+INSERT OR REPLACE INTO a(name, data) VALUES ('blobs/a', 'replaced');
+SELECT name, size, CAST(data AS TEXT) AS data FROM a WHERE name = 'blobs/a';
+DELETE FROM a WHERE name = 'c/d.bin';
+SELECT name, header_offset, size, type, checksum_ok, in_index, name LIKE '.trash/%' AS trash
+  FROM tar_members('@DATA@/lindi/new.lindi.tar');
+-- trashed data is overwritten with '-' as lindi does
+SELECT hex(lindi_read('@DATA@/lindi/new.lindi.tar', 'blobs/a')) AS live;
+-- a transaction rolled back leaves the archive as it was
+BEGIN;
+INSERT INTO a(name, data) VALUES ('tx/1', 'one'), ('tx/2', 'two');
+DELETE FROM a WHERE name = 'blobs/b';
+SELECT group_concat(name) AS inside FROM a;
+ROLLBACK;
+SELECT group_concat(name) AS after_rollback FROM a;
+SELECT count(*) AS walk FROM tar_members('@DATA@/lindi/new.lindi.tar');
+-- a failing statement inside a transaction undoes only itself (savepoints)
+BEGIN;
+INSERT INTO a(name, data) VALUES ('s/1', '1');
+INSERT INTO a(name, data) VALUES ('s/2', '2'), ('blobs/a', 'dup');
+COMMIT;
+SELECT group_concat(name) AS committed FROM a;
+-- many members in one transaction: the index outgrows its padding, is trashed and
+-- re-appended with lindi's growth rule; the entry names the new one
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 299)
+INSERT INTO a(name, data) SELECT printf('many/%04d', i), randomblob(100) FROM n;
+SELECT count(*) AS members, sum(size) AS bytes FROM lindi_files('@DATA@/lindi/new.lindi.tar');
+SELECT name, size FROM tar_members('@DATA@/lindi/new.lindi.tar') WHERE name LIKE '%index%';
+SELECT count(*) AS walk, sum(in_index) AS indexed, sum(checksum_ok) AS ok FROM tar_members('@DATA@/lindi/new.lindi.tar');
+-- names: relative, no '..', at most 255 bytes, storable in ustar (prefix + name)
+INSERT INTO a(name, data) VALUES ('../evil', 'x');
+INSERT INTO a(name, data) VALUES ('/abs', 'x');
+INSERT INTO a(name, data) VALUES ('a//b', 'x');
+INSERT INTO a(name, data) VALUES (printf('%.256c', 'x'), 'x');
+INSERT INTO a(name, data) VALUES (printf('%.120c', 'x'), 'x');
+INSERT INTO a(name, data) VALUES ('lindi.json', 'x');
+INSERT INTO a(name, data) VALUES (NULL, 'x');
+INSERT INTO a(name, data) VALUES (printf('%.150c/%.90c', 'p', 'n'), 'long name in the prefix field');
+SELECT length(name), size FROM tar_members('@DATA@/lindi/new.lindi.tar') WHERE name LIKE 'ppp%';
+UPDATE a SET data = 'x' WHERE name = 'blobs/a';
+-- remote archives are read-only
+CREATE VIRTUAL TABLE r USING lindi_tar('http://127.0.0.1:9/x.lindi.tar');
+CREATE VIRTUAL TABLE bad USING lindi_tar('@DATA@/lindi/notar.lindi.tar');
+SELECT * FROM lindi_tar;
