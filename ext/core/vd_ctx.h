@@ -38,6 +38,7 @@ typedef struct vd_ctx {
   vd_stats stats[VD_BE_COUNT];
   vd_cache *cache;
   vd_http *http; /* created on first use */
+  void *lindi_writers; /* open archive writers, shared by the tables of one archive */
 } vd_ctx;
 
 vd_ctx *vd_ctx_new(void);

@@ -387,7 +387,10 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
   const vd_table_ops *ops = t->rel->table;
   vd_err e = {0};
   vd_code rc;
-  if (argc == 1) {
+  if (!t->tab) {
+    rc = vd_fail(&e, VD_READONLY, "%s(...) is read-only; write through CREATE VIRTUAL TABLE t USING %s(path)",
+                 t->rel->name, t->rel->name);
+  } else if (argc == 1) {
     rc = ops->remove(t->tab, sqlite3_value_int64(argv[0]), &e);
   } else if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
     vd_value row[64];
@@ -405,21 +408,22 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
 static int tx(sqlite3_vtab *vt, vd_code (*op)(void *, vd_err *)) {
   vt_tab *t = (vt_tab *)vt;
   vd_err e = {0};
+  if (!t->tab) return SQLITE_OK; /* the eponymous (read-only) instance */
   vd_code rc = op(t->tab, &e);
   return rc ? fail(vt, rc, &e) : SQLITE_OK;
 }
 static int vt_begin(sqlite3_vtab *vt) { return tx(vt, ((vt_tab *)vt)->rel->table->begin); }
 static int vt_sync(sqlite3_vtab *vt) { return tx(vt, ((vt_tab *)vt)->rel->table->sync); }
 static int vt_commit(sqlite3_vtab *vt) {
-  ((vt_tab *)vt)->rel->table->commit(((vt_tab *)vt)->tab);
+  if (((vt_tab *)vt)->tab) ((vt_tab *)vt)->rel->table->commit(((vt_tab *)vt)->tab);
   return SQLITE_OK;
 }
 static int vt_rollback(sqlite3_vtab *vt) {
-  ((vt_tab *)vt)->rel->table->rollback(((vt_tab *)vt)->tab);
+  if (((vt_tab *)vt)->tab) ((vt_tab *)vt)->rel->table->rollback(((vt_tab *)vt)->tab);
   return SQLITE_OK;
 }
 static int vt_savepoint(sqlite3_vtab *vt, int n) {
-  ((vt_tab *)vt)->rel->table->savepoint(((vt_tab *)vt)->tab, n);
+  if (((vt_tab *)vt)->tab) ((vt_tab *)vt)->rel->table->savepoint(((vt_tab *)vt)->tab, n);
   return SQLITE_OK;
 }
 static int vt_release(sqlite3_vtab *vt, int n) {
@@ -427,7 +431,7 @@ static int vt_release(sqlite3_vtab *vt, int n) {
   return SQLITE_OK;
 }
 static int vt_rollback_to(sqlite3_vtab *vt, int n) {
-  ((vt_tab *)vt)->rel->table->rollback_to(((vt_tab *)vt)->tab, n);
+  if (((vt_tab *)vt)->tab) ((vt_tab *)vt)->rel->table->rollback_to(((vt_tab *)vt)->tab, n);
   return SQLITE_OK;
 }
 
@@ -454,6 +458,10 @@ static const sqlite3_module table_module = {
     .xRelease = vt_release,
     .xRollbackTo = vt_rollback_to,
 };
+
+/* Both a table-valued function and a named writable table: SQLite makes a module
+ * eponymous only when xCreate is xConnect. */
+static sqlite3_module both_module;
 
 static const sqlite3_module module = {
     .iVersion = 0,
@@ -483,5 +491,10 @@ int vdsql_register_relation(sqlite3 *db, const vd_relation *rel, vdsql_conn *con
   m->rel = rel;
   m->conn = conn;
   conn->refs++;
-  return sqlite3_create_module_v2(db, rel->name, rel->table ? &table_module : &module, m, aux_destroy);
+  if (!both_module.xConnect) {
+    both_module = table_module;
+    both_module.xCreate = vt_connect;
+  }
+  const sqlite3_module *mod = !rel->table ? &module : (rel->flags & VD_REL_TABLE_ONLY) ? &table_module : &both_module;
+  return sqlite3_create_module_v2(db, rel->name, mod, m, aux_destroy);
 }

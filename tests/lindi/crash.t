@@ -76,6 +76,11 @@ def views(path):
     return out
 
 
+def refs(path):
+    q = sql("SELECT key FROM lindi_refs('%s') ORDER BY key;" % path, check=False)
+    return q.stdout.split() if q.returncode == 0 else "lindi_refs failed: " + q.stderr
+
+
 def content(path, name):
     """What extracting the archive leaves in the file `name` (the last copy wins)."""
     d = tempfile.mkdtemp()
@@ -96,14 +101,23 @@ TX = {
     "append+replace": """CREATE VIRTUAL TABLE a USING lindi_tar('%s');
 BEGIN;
 WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 99)
-INSERT INTO a(name, data) SELECT printf('new/%%03d', i), randomblob(300 + i) FROM c;
+INSERT INTO a(name, data) SELECT printf('new/%03d', i), randomblob(300 + i) FROM c;
 INSERT OR REPLACE INTO a(name, data) VALUES ('rep', 'new');
+COMMIT;
+""",
+    "members+refs": """CREATE VIRTUAL TABLE a USING lindi_tar('%s');
+CREATE VIRTUAL TABLE r USING lindi_refs('%s');
+BEGIN;
+WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 99)
+INSERT INTO a(name, data) SELECT printf('new/%03d', i), randomblob(300 + i) FROM c;
+WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 299)
+INSERT INTO r(key, member, offset, size) SELECT printf('k/%03d', i), printf('new/%03d', i % 100), 0, 10 FROM c;
 COMMIT;
 """,
     "append+delete": """CREATE VIRTUAL TABLE a USING lindi_tar('%s');
 BEGIN;
 WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 99)
-INSERT INTO a(name, data) SELECT printf('new/%%03d', i), randomblob(300 + i) FROM c;
+INSERT INTO a(name, data) SELECT printf('new/%03d', i), randomblob(300 + i) FROM c;
 DELETE FROM a WHERE name = 'del';
 COMMIT;
 """,
@@ -119,13 +133,14 @@ def main():
         for kind, tx in TX.items():
             ref = os.path.join(tmp, "ref.lindi.tar")
             shutil.copy(base, ref)
-            sql(tx % ref)
+            sql(tx.replace("%s", ref))
             new = views(ref)["vdsql index"]
             ok(new != old and len(new) == len(old) + 100 - (kind == "append+delete"), "%s: reference commit" % kind)
+            new_refs = refs(ref)
             for k in range(1, 8):
                 path = os.path.join(tmp, "k%d.lindi.tar" % k)
                 shutil.copy(base, path)
-                p = sql(tx % path, env={"VDSQL_CRASHPOINT": str(k)}, check=False)
+                p = sql(tx.replace("%s", path), env={"VDSQL_CRASHPOINT": str(k)}, check=False)
                 ok(p.returncode == -signal.SIGKILL or p.returncode == 137, "%s: writer killed at step %d" % (kind, k),
                    p.stderr)
                 v = views(path)
@@ -137,6 +152,10 @@ def main():
                         good, note = True, " (documented window: deleted member not yet trashed)"
                     ok(good, "%s, killed at step %d: %s sees the old or the new set%s" % (kind, k, reader, note),
                        names if isinstance(names, str) else "saw %d names" % len(names))
+                if kind == "members+refs":
+                    r = refs(path)
+                    ok(r == ([] if v["vdsql index"] == old else new_refs), "%s, step %d: lindi.json holds the refs of "
+                       "the same commit as the index (%d refs)" % (kind, k, len(r)))
                 if kind == "append+replace" and isinstance(v["gnu tar"], list):
                     want = b"new" if v["gnu tar"] == new else b"old"
                     ok(content(path, "rep") == want, "%s, step %d: tar extracts the matching 'rep'" % (kind, k))
@@ -155,7 +174,7 @@ def main():
         for i in range(8):
             path = os.path.join(tmp, "r%d.lindi.tar" % i)
             shutil.copy(base, path)
-            script = TX["append+replace"].replace("i < 99", "i < 3999") % path
+            script = TX["append+replace"].replace("i < 99", "i < 3999").replace("%s", path)
             proc = subprocess.Popen(SQLITE3 + ["-batch", "-cmd", ".load " + SO, ":memory:"], stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
             proc.stdin.write(script)

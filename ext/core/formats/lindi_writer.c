@@ -31,6 +31,7 @@
 
 #include "../store/store.h"
 #include "../util/base64.h"
+#include "../util/pyjson.h"
 #include "../util/strmap.h"
 #include "tar.h"
 
@@ -44,6 +45,8 @@ typedef struct trash_item {
 typedef struct savepoint {
   int n, ntrash;
   int64_t tail;
+  int refs_saved, refs_dirty;  /* refs copied on the first change after the savepoint */
+  cJSON *refs;
 } savepoint;
 
 struct lindi_writer {
@@ -62,6 +65,11 @@ struct lindi_writer {
   int nsp;
   unsigned char entry_seen[LINDI_ENTRY_SIZE];
   int64_t size_seen;
+  cJSON *refs_doc;             /* lindi.json, parsed on first use */
+  int64_t refs_text_len;       /* length of its JSON text on disk (padding excluded) */
+  int refs_dirty;
+  int refs;                    /* tables sharing this writer */
+  lindi_writer *next;          /* in ctx->lindi_writers */
 };
 
 /* Test hook: VDSQL_CRASHPOINT=k kills the process with SIGKILL at step k of a commit,
@@ -144,7 +152,13 @@ static int add_file(lindi_writer *w, const char *name, int64_t o, int64_t d, int
   return 0;
 }
 
+static void drop_savepoints(lindi_writer *w, int from);
+
 static void clear_state(lindi_writer *w) {
+  drop_savepoints(w, 0);
+  cJSON_Delete(w->refs_doc);
+  w->refs_doc = NULL;
+  w->refs_dirty = 0;
   for (int i = 0; i < w->n; i++) free(w->files[i].name);
   for (int i = 0; i < w->ntrash; i++) free(w->trash[i].name);
   w->n = w->ntrash = w->nsp = 0;
@@ -238,6 +252,21 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
   *out = NULL;
   if (vd_url_backend(url) == VD_BE_HTTP)
     return vd_fail(err, VD_READONLY, "lindi_tar: remote archives are read-only; write a local copy instead");
+  char *want = vd_url_path(url), *real = want ? realpath(want, NULL) : NULL;
+  for (lindi_writer *o = ctx->lindi_writers; o && real; o = o->next) {
+    char *r2 = realpath(o->path, NULL);
+    int same = r2 && strcmp(r2, real) == 0;
+    free(r2);
+    if (same) {
+      o->refs++;
+      *out = o;
+      free(want);
+      free(real);
+      return VD_OK;
+    }
+  }
+  free(want);
+  free(real);
   lindi_writer *w = calloc(1, sizeof *w);
   if (!w) return vd_nomem(err);
   w->ctx = ctx;
@@ -264,12 +293,20 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
     lindi_writer_close(w);
     return rc;
   }
+  w->refs = 1;
+  w->next = ctx->lindi_writers;
+  ctx->lindi_writers = w;
   *out = w;
   return VD_OK;
 }
 
 void lindi_writer_close(lindi_writer *w) {
-  if (!w) return;
+  if (!w || --w->refs > 0) return;
+  for (lindi_writer **p = (lindi_writer **)&w->ctx->lindi_writers; *p; p = &(*p)->next)
+    if (*p == w) {
+      *p = w->next;
+      break;
+    }
   if (w->in_tx) lindi_writer_rollback(w);
   clear_state(w);
   free(w->files);
@@ -513,6 +550,91 @@ static void trash_name(trash_item *t) {
     snprintf(t->newname, sizeof t->newname, ".trash/%.80s.%s", strrchr(t->name, '/') ? strrchr(t->name, '/') + 1 : t->name, rnd);
 }
 
+const lindi_file *lindi_writer_find(const lindi_writer *w, const char *name) {
+  int pos = vd_strmap_get(&w->map, name);
+  return pos >= 0 ? &w->files[pos] : NULL;
+}
+
+const char *lindi_writer_path(const lindi_writer *w) { return w->path; }
+
+vd_code lindi_writer_refs(lindi_writer *w, cJSON **doc, vd_err *err) {
+  if (!w->refs_doc) {
+    const lindi_file *f = lindi_writer_find(w, LINDI_JSON_NAME);
+    if (!f) return vd_fail(err, VD_INVALID, "%s: no lindi.json in the index", w->path);
+    vd_buf b = {0};
+    int pos = vd_strmap_get(&w->map, LINDI_JSON_NAME);
+    vd_code rc = lindi_writer_read(w, pos, &b, err);
+    if (!rc) {
+      char where[700];
+      snprintf(where, sizeof where, "%s: lindi.json", w->path);
+      w->refs_text_len = (int64_t)b.len;
+      while (w->refs_text_len > 0 && strchr(" \t\r\n", b.data[w->refs_text_len - 1])) w->refs_text_len--;
+      if (!(w->refs_doc = cJSON_ParseWithLength((const char *)b.data, b.len)))
+        rc = vd_fail(err, VD_INVALID, "%s: malformed JSON", where);
+      else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(w->refs_doc, "refs")))
+        rc = vd_fail(err, VD_INVALID, "%s has no \"refs\" object", where);
+      if (rc) {
+        cJSON_Delete(w->refs_doc);
+        w->refs_doc = NULL;
+      }
+    }
+    vd_buf_free(&b);
+    if (rc) return rc;
+  }
+  *doc = w->refs_doc;
+  return VD_OK;
+}
+
+vd_code lindi_writer_refs_will_change(lindi_writer *w, vd_err *err) {
+  if (w->nsp > 0 && !w->sp[w->nsp - 1].refs_saved) {
+    savepoint *sp = &w->sp[w->nsp - 1];
+    sp->refs = w->refs_doc ? cJSON_Duplicate(w->refs_doc, 1) : NULL;
+    if (w->refs_doc && !sp->refs) return vd_nomem(err);
+    sp->refs_saved = 1;
+    sp->refs_dirty = w->refs_dirty;
+  }
+  return VD_OK;
+}
+
+void lindi_writer_refs_changed(lindi_writer *w) { w->refs_dirty = w->dirty = 1; }
+
+/* The new lindi.json: appended with lindi's growth rule (the old copy trashed), or in
+ * place when it is the transaction's only write and fits one page. */
+static vd_code place_refs(lindi_writer *w, int *in_place, int64_t *commit_at, vd_buf *commit, vd_err *err) {
+  vd_buf text = {0};
+  *in_place = 0;
+  if (vd_pyjson(w->refs_doc, &text)) return vd_nomem(err);
+  int pos = vd_strmap_get(&w->map, LINDI_JSON_NAME);
+  lindi_file *f = &w->files[pos];
+  int only_refs = w->n == w->base_n && w->ntrash == 0;
+  int64_t reach = (int64_t)text.len > w->refs_text_len ? (int64_t)text.len : w->refs_text_len;
+  if (only_refs && (int64_t)text.len <= f->s && f->d / 4096 == (f->d + reach - 1) / 4096) {
+    *in_place = 1;
+    *commit_at = f->d;
+    commit->len = 0;
+    vd_buf_append(commit, text.data, text.len);
+    while ((int64_t)commit->len < reach) vd_buf_append(commit, " ", 1);
+    vd_buf_free(&text);
+    return VD_OK;
+  }
+  vd_code rc = add_trash(w, pos, err);
+  int64_t size = lindi_grow((int64_t)text.len);
+  unsigned char h[TAR_BLOCK];
+  if (!rc && !(rc = tar_format(h, LINDI_JSON_NAME, size, err)) && !(rc = wr(w, w->tail, h, TAR_BLOCK, err)) &&
+      !(rc = wr(w, w->tail + TAR_BLOCK, text.data, text.len, err))) {
+    static unsigned char spaces[65536];
+    if (!spaces[0]) memset(spaces, ' ', sizeof spaces);
+    for (int64_t off = (int64_t)text.len; off < size && !rc; off += (int64_t)sizeof spaces) {
+      size_t n = size - off < (int64_t)sizeof spaces ? (size_t)(size - off) : sizeof spaces;
+      rc = wr(w, w->tail + TAR_BLOCK + off, spaces, n, err);
+    }
+    if (!rc && add_file(w, LINDI_JSON_NAME, w->tail, w->tail + TAR_BLOCK, size)) rc = vd_nomem(err);
+    if (!rc) w->tail += TAR_BLOCK + size;
+  }
+  vd_buf_free(&text);
+  return rc;
+}
+
 /* The new index: in place when one page-contained write suffices, else appended. */
 static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd_buf *commit, vd_err *err) {
   int ipos = vd_strmap_get(&w->map, LINDI_INDEX_NAME);
@@ -578,7 +700,9 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   char *b64c = NULL, *b64h = NULL;
   if (!w->dirty) goto done;
   int64_t commit_at = 0, end = w->end;
-  if ((rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
+  int refs_in_place = 0;
+  if (w->refs_dirty && (rc = place_refs(w, &refs_in_place, &commit_at, &commit, err))) goto done;
+  if (!refs_in_place && (rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
   crashpoint(1);
   /* members staged and removed in this same transaction sit in the unseen region:
    * trash them now, through the hold */
@@ -650,6 +774,9 @@ out:
 }
 
 void lindi_writer_rollback(lindi_writer *w) {
+  cJSON_Delete(w->refs_doc); /* reloaded from the archive on next use */
+  w->refs_doc = NULL;
+  w->refs_dirty = 0;
   if (!w->in_tx) return;
   vd_err err;
   /* nothing before the old end was touched: dropping what lies past it is enough */
@@ -659,9 +786,15 @@ void lindi_writer_rollback(lindi_writer *w) {
   unlock(w);
 }
 
+static void drop_savepoints(lindi_writer *w, int from) {
+  for (int i = from; i < w->nsp; i++) cJSON_Delete(w->sp[i].refs);
+  if (from < w->nsp) w->nsp = from;
+}
+
 void lindi_writer_savepoint(lindi_writer *w, int n) {
   if (n < 0 || n >= 64) return;
-  w->sp[n] = (savepoint){w->n, w->ntrash, w->tail};
+  drop_savepoints(w, n);
+  w->sp[n] = (savepoint){w->n, w->ntrash, w->tail, 0, 0, NULL};
   w->nsp = n + 1;
 }
 
@@ -682,6 +815,11 @@ void lindi_writer_rollback_to(lindi_writer *w, int n) {
   }
   if (sp.tail < w->end + 1024) memset(w->hold + (sp.tail - w->end), 0, (size_t)(w->end + 1024 - sp.tail));
   w->tail = sp.tail;
+  if (sp.refs_saved) {
+    cJSON_Delete(w->refs_doc);
+    w->refs_doc = sp.refs ? cJSON_Duplicate(sp.refs, 1) : NULL;
+    w->refs_dirty = sp.refs_dirty;
+  }
 }
 
 int lindi_writer_count(const lindi_writer *w) { return w->n; }

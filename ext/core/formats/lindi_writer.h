@@ -14,7 +14,9 @@
 typedef struct lindi_writer lindi_writer;
 
 /* Opens (creating an empty archive laid out as lindi lays it out when the file does
- * not exist). http(s) archives are refused: they are read-only. */
+ * not exist). http(s) archives are refused: they are read-only. Tables of one archive
+ * in one context share one writer (reference-counted), so member and ref changes of a
+ * transaction commit together with one index rewrite. */
 vd_code lindi_writer_open(vd_ctx *ctx, const char *path, lindi_writer **out, vd_err *err);
 void lindi_writer_close(lindi_writer *w);
 
@@ -28,6 +30,15 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err);
 void lindi_writer_rollback(lindi_writer *w);
 void lindi_writer_savepoint(lindi_writer *w, int n);
 void lindi_writer_rollback_to(lindi_writer *w, int n);
+
+/* lindi.json: the parsed document (loaded on first use, owned by the writer) and the
+ * notice that its "refs" were changed in this transaction. */
+struct cJSON;
+vd_code lindi_writer_refs(lindi_writer *w, struct cJSON **doc, vd_err *err);
+vd_code lindi_writer_refs_will_change(lindi_writer *w, vd_err *err); /* call before changing refs */
+void lindi_writer_refs_changed(lindi_writer *w);
+const lindi_file *lindi_writer_find(const lindi_writer *w, const char *name);
+const char *lindi_writer_path(const lindi_writer *w);
 
 /* The live members (committed plus staged), for scans: rows 0..count-1, NULL for a
  * row deleted in this transaction. */

@@ -1,12 +1,15 @@
 /* lindi_refs(url): one row per ref of the archive's lindi.json (kerchunk-style
  * reference file system): inline text, base64 or JSON values, and [url, offset, size]
- * refs with templates expanded and ./member refs resolved to absolute archive offsets. */
+ * refs with templates expanded and ./member refs resolved to absolute archive offsets.
+ * As a named table, CREATE VIRTUAL TABLE r USING lindi_refs('x.lindi.tar'), it takes
+ * INSERT / INSERT OR REPLACE / DELETE of refs, committed with the archive's members. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../formats/lindi.h"
+#include "../formats/lindi_writer.h"
 #include "../store/store.h"
 #include "../util/base64.h"
 #include "../util/json.h"
@@ -24,6 +27,7 @@ typedef struct {
   char where[600];
   char *url;        /* expanded ref url of the current row */
   int row;
+  int borrowed;     /* doc belongs to a writer */
 } cur_t;
 
 /* {{name}} -> templates[name], plain string replacement as lindi does. */
@@ -103,7 +107,7 @@ static int64_t rowid(void *cur) { return ((cur_t *)cur)->row; }
 static void close_(void *cur) {
   cur_t *c = cur;
   if (!c) return;
-  cJSON_Delete(c->doc);
+  if (!c->borrowed) cJSON_Delete(c->doc);
   lindi_index_free(&c->ix);
   free(c->url);
   free(c);
@@ -144,5 +148,143 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
+/* --- the named, writable table --- */
+
+static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void **tab, vd_err *err) {
+  if (nargs != 1) return vd_fail(err, VD_INVALID, "lindi_refs takes one argument: the archive path");
+  return lindi_writer_open(ctx, args[0], (lindi_writer **)tab, err);
+}
+static void t_disconnect(void *tab) { lindi_writer_close(tab); }
+
+static vd_code t_open(void *tab, void **out, vd_err *err) {
+  lindi_writer *w = tab;
+  cur_t *c = calloc(1, sizeof *c);
+  if (!c) return vd_nomem(err);
+  *out = c;
+  c->borrowed = 1;
+  snprintf(c->where, sizeof c->where, "%s", lindi_writer_path(w));
+  vd_code rc = lindi_writer_refs(w, &c->doc, err);
+  if (rc) return rc;
+  for (int i = 0; i < lindi_writer_count(w); i++) { /* members as of now, staged ones included */
+    const lindi_file *f = lindi_writer_file(w, i);
+    if (f && lindi_index_add(&c->ix, f->name, f->o, f->d, f->s)) return vd_nomem(err);
+  }
+  lindi_index_sort(&c->ix);
+  c->refs = cJSON_GetObjectItemCaseSensitive(c->doc, "refs");
+  c->templates = cJSON_GetObjectItemCaseSensitive(c->doc, "templates");
+  c->cur = c->refs->child;
+  settle(c);
+  return VD_OK;
+}
+
+/* The value to store for an inline ref, as lindi stores one: bytes all below 0x80 as a
+ * string, other bytes (and text that itself starts with "base64:") as base64. */
+static cJSON *inline_value(const vd_value *v, int as_json, vd_err *err) {
+  if (as_json) {
+    cJSON *j = cJSON_ParseWithLength(v->p, v->n);
+    if (!j) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json')");
+    return j;
+  }
+  const unsigned char *p = v->p;
+  int ascii = !(v->n >= 7 && memcmp(p, "base64:", 7) == 0);
+  for (size_t i = 0; i < v->n && ascii; i++) ascii = p[i] < 0x80 && p[i] != 0;
+  if (ascii) {
+    char *s = vd_value_strdup(&(vd_value){.type = VD_TEXT, .p = v->p, .n = v->n});
+    cJSON *j = s ? cJSON_CreateString(s) : NULL;
+    free(s);
+    return j;
+  }
+  char *b = vd_base64_encode(p, v->n), *s = b ? malloc(strlen(b) + 8) : NULL;
+  cJSON *j = NULL;
+  if (s) {
+    sprintf(s, "base64:%s", b);
+    j = cJSON_CreateString(s);
+  }
+  free(b);
+  free(s);
+  return j;
+}
+
+static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *rid, vd_err *err) {
+  lindi_writer *w = tab;
+  cJSON *doc, *val = NULL;
+  vd_code rc = lindi_writer_refs(w, &doc, err);
+  if (rc) return rc;
+  if (row[0].type != VD_TEXT) return vd_fail(err, VD_CONSTRAINT, "lindi_refs: key must be text");
+  char *key = vd_value_strdup(&row[0]), *kind = vd_value_strdup(&row[1]), *url = vd_value_strdup(&row[3]),
+       *member = vd_value_strdup(&row[6]);
+  int64_t off = 0, size = 0;
+  int has_range = row[4].type != VD_NULL && row[5].type != VD_NULL && !vd_value_as_int(&row[4], &off) &&
+                  !vd_value_as_int(&row[5], &size) && off >= 0 && size >= 0;
+  if (url || member) {
+    const lindi_file *f = member ? lindi_writer_find(w, member) : NULL;
+    if (!has_range)
+      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs a non-negative offset and size", url ? url : member);
+    else if (member && !f)
+      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: member %s is not in the archive", member);
+    else if (member && off + size > f->s)
+      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: bytes %lld..%lld are outside member %s (%lld bytes)", (long long)off,
+                   (long long)(off + size), member, (long long)f->s);
+    else if ((val = cJSON_CreateArray())) {
+      char *target = malloc(strlen(url ? url : member) + 3);
+      if (target) sprintf(target, "%s%s", url ? "" : "./", url ? url : member);
+      cJSON_AddItemToArray(val, cJSON_CreateString(target ? target : ""));
+      cJSON_AddItemToArray(val, cJSON_CreateNumber((double)off));
+      cJSON_AddItemToArray(val, cJSON_CreateNumber((double)size));
+      free(target);
+    }
+  } else if (row[2].type == VD_TEXT || row[2].type == VD_BLOB) {
+    val = inline_value(&row[2], kind && strcmp(kind, "json") == 0, err);
+  } else {
+    rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: give a value, or url/member with offset and size");
+  }
+  if (!rc && !val && !err->code) rc = vd_nomem(err);
+  if (!rc && err->code) rc = err->code;
+  cJSON *refs = cJSON_GetObjectItemCaseSensitive(doc, "refs");
+  if (!rc && cJSON_GetObjectItemCaseSensitive(refs, key) && !replace)
+    rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref named %s exists (use INSERT OR REPLACE)", key);
+  if (!rc) rc = lindi_writer_refs_will_change(w, err);
+  if (!rc && lindi_writer_refs(w, &doc, err) == VD_OK) { /* the savepoint copy leaves doc as it was */
+    refs = cJSON_GetObjectItemCaseSensitive(doc, "refs");
+    if (cJSON_GetObjectItemCaseSensitive(refs, key))
+      cJSON_ReplaceItemInObjectCaseSensitive(refs, key, val);
+    else
+      cJSON_AddItemToObject(refs, key, val);
+    val = NULL;
+    lindi_writer_refs_changed(w);
+    int64_t i = 0;
+    for (cJSON *c = refs->child; c && strcmp(c->string, key) != 0; c = c->next) i++;
+    *rid = i;
+  }
+  cJSON_Delete(val);
+  free(key);
+  free(kind);
+  free(url);
+  free(member);
+  return rc;
+}
+
+static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
+  lindi_writer *w = tab;
+  cJSON *doc;
+  vd_code rc = lindi_writer_refs(w, &doc, err);
+  if (rc || (rc = lindi_writer_refs_will_change(w, err))) return rc;
+  cJSON *refs = cJSON_GetObjectItemCaseSensitive(doc, "refs");
+  if (rid < 0 || rid >= cJSON_GetArraySize(refs)) return vd_fail(err, VD_NOTFOUND, "lindi_refs: no such row");
+  cJSON_DeleteItemFromArray(refs, (int)rid);
+  lindi_writer_refs_changed(w);
+  return VD_OK;
+}
+
+static vd_code t_begin(void *tab, vd_err *err) { return lindi_writer_begin(tab, err); }
+static vd_code t_sync(void *tab, vd_err *err) { return lindi_writer_commit(tab, err); }
+static void t_commit(void *tab) { (void)tab; }
+static void t_rollback(void *tab) { lindi_writer_rollback(tab); }
+static void t_savepoint(void *tab, int n) { lindi_writer_savepoint(tab, n); }
+static void t_rollback_to(void *tab, int n) { lindi_writer_rollback_to(tab, n); }
+
+static const vd_table_ops ops = {t_connect, t_disconnect, t_open,     t_insert,    t_remove,     t_begin,
+                                 t_sync,    t_commit,     t_rollback, t_savepoint, t_rollback_to};
+
 const vd_relation vd_rel_lindi_refs = {"lindi_refs", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                       open_, next, eof, column, rowid, close_};
+                                       open_, next, eof, column, rowid, close_, &ops};

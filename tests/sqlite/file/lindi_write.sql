@@ -50,3 +50,32 @@ UPDATE a SET data = 'x' WHERE name = 'blobs/a';
 CREATE VIRTUAL TABLE r USING lindi_tar('http://127.0.0.1:9/x.lindi.tar');
 CREATE VIRTUAL TABLE bad USING lindi_tar('@DATA@/lindi/notar.lindi.tar');
 SELECT * FROM lindi_tar;
+-- lindi.json is writable too; member and ref writes of one transaction commit together
+CREATE VIRTUAL TABLE r USING lindi_refs('@DATA@/lindi/new.lindi.tar');
+BEGIN;
+INSERT INTO a(name, data) VALUES ('blobs/z/0', randomblob(1500));
+INSERT INTO r(key, member, offset, size) VALUES ('z/0', 'blobs/z/0', 0, 1500);
+INSERT INTO r(key, value) VALUES ('z/.zarray', '{"chunks":[1500],"dtype":"|u1","shape":[1500]}');
+INSERT INTO r(key, kind, value) VALUES ('z/.zattrs', 'json', '{"units": "mV", "scale": [1, 2.5]}');
+INSERT INTO r(key, value) VALUES ('raw', x'00ff80'), ('ascii', x'414243');
+INSERT INTO r(key, url, offset, size) VALUES ('ext/0', 'https://example.org/f.h5', 10, 20);
+COMMIT;
+SELECT key, kind, CASE WHEN typeof(value) = 'blob' THEN hex(value) ELSE value END AS value, url, offset, size, member,
+       archive_offset = (SELECT data_offset FROM lindi_files('@DATA@/lindi/new.lindi.tar') WHERE name = 'blobs/z/0') AS resolved
+  FROM lindi_refs('@DATA@/lindi/new.lindi.tar');
+SELECT CAST(lindi_read('@DATA@/lindi/new.lindi.tar', 'lindi.json', 0, 60) AS TEXT) AS lindi_json_starts;
+INSERT INTO r(key, value) VALUES ('raw', 'dup');
+INSERT OR REPLACE INTO r(key, value) VALUES ('raw', 'replaced');
+INSERT INTO r(key, member, offset, size) VALUES ('bad', 'blobs/z/0', 1400, 200);
+INSERT INTO r(key, member, offset, size) VALUES ('bad', 'no/such', 0, 1);
+INSERT INTO r(key) VALUES ('empty');
+INSERT INTO r(key, kind, value) VALUES ('j', 'json', '{not json');
+DELETE FROM r WHERE key = 'ext/0';
+-- a failed statement inside a transaction leaves the refs as they were before it
+BEGIN;
+INSERT INTO r(key, value) VALUES ('t/1', 'kept');
+INSERT INTO r(key, value) VALUES ('t/2', 'lost'), ('raw', 'dup');
+COMMIT;
+SELECT group_concat(key) AS refs FROM lindi_refs('@DATA@/lindi/new.lindi.tar');
+INSERT INTO lindi_refs(key, value) VALUES ('x', 'y');
+SELECT count(*) AS trash FROM tar_members('@DATA@/lindi/new.lindi.tar') WHERE name LIKE '.trash/lindi.json%';
