@@ -108,8 +108,16 @@ vd_code tar_check_name(const char *name, size_t len, vd_err *err) {
     unsigned char c = (unsigned char)name[i];
     int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
     if (!n || i + n > len) return vd_fail(err, VD_INVALID, "member name is not valid UTF-8");
-    for (int k = 1; k < n; k++)
+    unsigned cp = n == 1 ? c : c & (0xff >> (n + 1));
+    for (int k = 1; k < n; k++) {
       if (((unsigned char)name[i + k] & 0xc0) != 0x80) return vd_fail(err, VD_INVALID, "member name is not valid UTF-8");
+      cp = cp << 6 | ((unsigned char)name[i + k] & 0x3f);
+    }
+    /* overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8;
+     * a surrogate would become a "\ud800" escape that JSON readers refuse */
+    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[n] || (cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
+      return vd_fail(err, VD_INVALID, "member name is not valid UTF-8");
     if (c < 0x20 || c == 0x7f) return vd_fail(err, VD_INVALID, "member name contains a control character");
     i += n;
   }
