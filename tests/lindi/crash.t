@@ -16,31 +16,10 @@ import sys
 import tarfile
 import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SO = os.environ.get("SO", os.path.join(TOP, "vdsql"))
-SQLITE3 = os.environ.get("SQLITE3", "sqlite3").split()
-n = 0
-failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import ok, plan, shell_args, sql  # noqa: E402
 
-
-def ok(cond, msg, detail=""):
-    global n, failed
-    n += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, msg))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
-
-
-def sql(script, env=None, check=True):
-    p = subprocess.run(SQLITE3 + ["-batch", "-cmd", ".load " + SO, ":memory:"], input=script, text=True,
-                       capture_output=True, env=dict(os.environ, **(env or {})))
-    if check and p.returncode != 0:
-        raise RuntimeError("sqlite3 failed (%d): %s" % (p.returncode, p.stderr))
-    return p
-
+LINDI = os.environ.get("LINDI_SRC")
 
 def live(names):
     """Member names a reader presents, trash excluded, as a set: between tar's commit
@@ -128,12 +107,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-crash.")
     try:
         base = os.path.join(tmp, "base.lindi.tar")
-        sql(BASE % base)
+        sql(BASE % base, check=True)
         old = views(base)["vdsql index"]
         for kind, tx in TX.items():
             ref = os.path.join(tmp, "ref.lindi.tar")
             shutil.copy(base, ref)
-            sql(tx.replace("%s", ref))
+            sql(tx.replace("%s", ref), check=True)
             new = views(ref)["vdsql index"]
             ok(new != old and len(new) == len(old) + 100 - (kind == "append+delete"), "%s: reference commit" % kind)
             new_refs = refs(ref)
@@ -160,7 +139,7 @@ def main():
                     want = b"new" if v["gnu tar"] == new else b"old"
                     ok(content(path, "rep") == want, "%s, step %d: tar extracts the matching 'rep'" % (kind, k))
                 # the next writer recovers: every view agrees, the journal is gone
-                sql("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nINSERT INTO a(name, data) VALUES ('after', 'x');" % path)
+                sql("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nINSERT INTO a(name, data) VALUES ('after', 'x');" % path, check=True)
                 v2 = views(path)
                 sets = [s for s in v2.values()]
                 ok(all(s == sets[0] for s in sets) and "after" in sets[0] and sets[0][:0] == []
@@ -175,7 +154,7 @@ def main():
             path = os.path.join(tmp, "r%d.lindi.tar" % i)
             shutil.copy(base, path)
             script = TX["append+replace"].replace("i < 99", "i < 3999").replace("%s", path)
-            proc = subprocess.Popen(SQLITE3 + ["-batch", "-cmd", ".load " + SO, ":memory:"], stdin=subprocess.PIPE,
+            proc = subprocess.Popen(shell_args(), stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
             proc.stdin.write(script)
             proc.stdin.close()
@@ -192,8 +171,7 @@ def main():
                {r: (s if isinstance(s, str) else len(s)) for r, s in v.items()})
     finally:
         shutil.rmtree(tmp)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return plan()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ them; two writers on one archive serialise (the second waits, or reports busy). 
 LINDI_SRC set to a lindi source tree (own verification), lindi's LindiTarFile opens
 vdsql-written archives and reads every member, and vdsql reports exactly the index of
 lindi-written archives; without it those checks are reported as skipped."""
-import hashlib
 import os
 import shutil
 import subprocess
@@ -14,34 +13,10 @@ import tarfile
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SO = os.environ.get("SO", os.path.join(TOP, "vdsql"))
-SQLITE3 = os.environ.get("SQLITE3", "sqlite3").split()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import SO, ok, plan, shell_args, skip, sql  # noqa: E402
+
 LINDI = os.environ.get("LINDI_SRC")
-n = failed = 0
-
-
-def ok(cond, msg, detail=""):
-    global n, failed
-    n += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, msg))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print("#   " + line)
-    sys.stdout.flush()
-
-
-def skip(msg):
-    global n
-    n += 1
-    print("ok %d # SKIP %s" % (n, msg))
-
-
-def sql(script, **kw):
-    return subprocess.run(SQLITE3 + ["-batch", "-cmd", ".load " + SO, ":memory:"], input=script, text=True,
-                          capture_output=True, **kw)
-
 
 def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-interop.")
@@ -77,7 +52,7 @@ def main():
         ok(all(rows.get(k) == v.hex().upper() for k, v in members.items()), "vdsql reads back every member")
 
         # two writers: the second waits for the lock, then commits; with a short wait it is told busy
-        hold = subprocess.Popen(SQLITE3 + ["-batch", "-cmd", ".load " + SO, ":memory:"], stdin=subprocess.PIPE,
+        hold = subprocess.Popen(shell_args(), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         hold.stdin.write("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nBEGIN;\nINSERT INTO a(name, data) "
                          "VALUES ('w1', 'one');\n.shell sleep 1.5\nCOMMIT;\n" % arc)
@@ -124,9 +99,8 @@ def main():
            "equals lindi's own index" % len(want), p.stderr[-500:] + q[:300])
     finally:
         shutil.rmtree(tmp)
-        print("1..%d" % n)
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failed else 0)
+    sys.exit(plan())

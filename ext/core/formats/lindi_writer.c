@@ -850,3 +850,11 @@ vd_code lindi_writer_read(lindi_writer *w, int pos, vd_buf *out, vd_err *err) {
   out->len = (size_t)f->s;
   return VD_OK;
 }
+
+void lindi_tx_disconnect(void *w) { lindi_writer_close(w); }
+vd_code lindi_tx_begin(void *w, vd_err *err) { return lindi_writer_begin(w, err); }
+vd_code lindi_tx_sync(void *w, vd_err *err) { return lindi_writer_commit(w, err); } /* errors can still abort */
+void lindi_tx_commit(void *w) { (void)w; }                                       /* sync did the work */
+void lindi_tx_rollback(void *w) { lindi_writer_rollback(w); }
+void lindi_tx_savepoint(void *w, int n) { lindi_writer_savepoint(w, n); }
+void lindi_tx_rollback_to(void *w, int n) { lindi_writer_rollback_to(w, n); }

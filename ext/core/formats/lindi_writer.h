@@ -40,6 +40,16 @@ void lindi_writer_refs_changed(lindi_writer *w);
 const lindi_file *lindi_writer_find(const lindi_writer *w, const char *name);
 const char *lindi_writer_path(const lindi_writer *w);
 
+/* Transaction hooks with the vd_table_ops signatures (tab is a lindi_writer), shared by
+ * the lindi_tar and lindi_refs tables. */
+void lindi_tx_disconnect(void *w);
+vd_code lindi_tx_begin(void *w, vd_err *err);
+vd_code lindi_tx_sync(void *w, vd_err *err);
+void lindi_tx_commit(void *w);
+void lindi_tx_rollback(void *w);
+void lindi_tx_savepoint(void *w, int n);
+void lindi_tx_rollback_to(void *w, int n);
+
 /* The live members (committed plus staged), for scans: rows 0..count-1, NULL for a
  * row deleted in this transaction. */
 int lindi_writer_count(const lindi_writer *w);

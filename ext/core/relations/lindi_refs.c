@@ -154,7 +154,6 @@ static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void *
   if (nargs != 1) return vd_fail(err, VD_INVALID, "lindi_refs takes one argument: the archive path");
   return lindi_writer_open(ctx, args[0], (lindi_writer **)tab, err);
 }
-static void t_disconnect(void *tab) { lindi_writer_close(tab); }
 
 static vd_code t_open(void *tab, void **out, vd_err *err) {
   lindi_writer *w = tab;
@@ -276,15 +275,9 @@ static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
   return VD_OK;
 }
 
-static vd_code t_begin(void *tab, vd_err *err) { return lindi_writer_begin(tab, err); }
-static vd_code t_sync(void *tab, vd_err *err) { return lindi_writer_commit(tab, err); }
-static void t_commit(void *tab) { (void)tab; }
-static void t_rollback(void *tab) { lindi_writer_rollback(tab); }
-static void t_savepoint(void *tab, int n) { lindi_writer_savepoint(tab, n); }
-static void t_rollback_to(void *tab, int n) { lindi_writer_rollback_to(tab, n); }
-
-static const vd_table_ops ops = {t_connect, t_disconnect, t_open,     t_insert,    t_remove,     t_begin,
-                                 t_sync,    t_commit,     t_rollback, t_savepoint, t_rollback_to};
+static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
+                                 t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
+                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to};
 
 const vd_relation vd_rel_lindi_refs = {"lindi_refs", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
                                        open_, next, eof, column, rowid, close_, &ops};

@@ -29,7 +29,6 @@ static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void *
   if (nargs != 1) return vd_fail(err, VD_INVALID, "lindi_tar takes one argument: the archive path");
   return lindi_writer_open(ctx, args[0], (lindi_writer **)tab, err);
 }
-static void t_disconnect(void *tab) { lindi_writer_close(tab); }
 
 static vd_code t_open(void *tab, void **out, vd_err *err) {
   cur_t *c = calloc(1, sizeof *c);
@@ -88,15 +87,9 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
 }
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return lindi_writer_delete(tab, (int)rid, err); }
-static vd_code t_begin(void *tab, vd_err *err) { return lindi_writer_begin(tab, err); }
-static vd_code t_sync(void *tab, vd_err *err) { return lindi_writer_commit(tab, err); }
-static void t_commit(void *tab) { (void)tab; }
-static void t_rollback(void *tab) { lindi_writer_rollback(tab); }
-static void t_savepoint(void *tab, int n) { lindi_writer_savepoint(tab, n); }
-static void t_rollback_to(void *tab, int n) { lindi_writer_rollback_to(tab, n); }
-
-static const vd_table_ops ops = {t_connect, t_disconnect, t_open,   t_insert,    t_remove,     t_begin,
-                                 t_sync,    t_commit,     t_rollback, t_savepoint, t_rollback_to};
+static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
+                                 t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
+                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to};
 
 const vd_relation vd_rel_lindi_tar = {"lindi_tar", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_TABLE_ONLY,
                                       -1, NULL, NULL, next, eof, column, rowid, close_, &ops};
