@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import SO, ok, plan, shell_args, skip, sql  # noqa: E402
+from taplib import ok, plan, shell_args, skip, sql  # noqa: E402
 
 LINDI = os.environ.get("LINDI_SRC")
 
