@@ -130,6 +130,10 @@ void lindi_json_string(vd_buf *out, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   char tmp[16];
   while (*p) {
+    const unsigned char *run = p; /* plain printable ASCII is copied in one go */
+    while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
+    if (p > run) vd_buf_append(out, run, (size_t)(p - run));
+    if (!*p) break;
     unsigned c = *p;
     int n = 1;
     if (c >= 0x80) { /* decode UTF-8 (names are validated on write) */
@@ -157,14 +161,22 @@ void lindi_json_string(vd_buf *out, const char *s) {
   vd_buf_append(out, "\"", 1);
 }
 
+static void put_str(vd_buf *b, const char *s) { vd_buf_append(b, s, strlen(s)); }
+
+static void put_int(vd_buf *b, int64_t v) { /* snprintf per number dominated big index writes */
+  char tmp[24], *e = tmp + sizeof tmp, *p = e;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do *--p = (char)('0' + u % 10); while (u /= 10);
+  if (v < 0) *--p = '-';
+  vd_buf_append(b, p, (size_t)(e - p));
+}
+
 static void entry_obj(vd_buf *b, const char *indent, const char *name, int64_t o, int64_t d, int64_t s) {
-  char tmp[128];
-  snprintf(tmp, sizeof tmp, "{\n%s  \"d\": %lld,\n%s  \"n\": ", indent, (long long)d, indent);
-  vd_buf_append(b, tmp, strlen(tmp));
-  lindi_json_string(b, name);
-  snprintf(tmp, sizeof tmp, ",\n%s  \"o\": %lld,\n%s  \"s\": %lld\n%s}", indent, (long long)o, indent, (long long)s,
-           indent);
-  vd_buf_append(b, tmp, strlen(tmp));
+  put_str(b, "{\n"), put_str(b, indent), put_str(b, "  \"d\": "), put_int(b, d);
+  put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"n\": "), lindi_json_string(b, name);
+  put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"o\": "), put_int(b, o);
+  put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"s\": "), put_int(b, s);
+  put_str(b, "\n"), put_str(b, indent), put_str(b, "}");
 }
 
 vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LINDI_ENTRY_SIZE], vd_err *err) {
@@ -189,6 +201,29 @@ vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *
   vd_buf_append(out, n ? "\n  ]\n}" : "]\n}", n ? 6 : 3);
   if (!out->data) return vd_nomem(err);
   return VD_OK;
+}
+
+vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err) {
+  vd_buf b = {0};
+  vd_code rc = VD_OK;
+  *len = 0;
+  vd_buf_append(&b, "{\n  \"files\": [", 14);
+  for (int i = 0; i <= n && !rc; i++) {
+    if (i == n)
+      vd_buf_append(&b, n ? "\n  ]\n}" : "]\n}", n ? 6 : 3);
+    else {
+      vd_buf_append(&b, i ? ",\n    " : "\n    ", i ? 6 : 5);
+      entry_obj(&b, "    ", files[i].name, files[i].o, files[i].d, files[i].s);
+    }
+    if (!b.data) return vd_nomem(err);
+    if (b.len >= (1 << 20) || i == n) {
+      *len += (int64_t)b.len;
+      if (sink) rc = sink(ctx, b.data, b.len, err);
+      b.len = 0;
+    }
+  }
+  vd_buf_free(&b);
+  return rc;
 }
 
 int64_t lindi_grow(int64_t len) {

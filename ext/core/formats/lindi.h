@@ -40,6 +40,10 @@ const lindi_file *lindi_find(const lindi_index *ix, const char *name);
 /* JSON as lindi writes it: 2-space indent, sorted keys, ASCII only. */
 vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LINDI_ENTRY_SIZE], vd_err *err);
 vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *err);
+/* The same text handed to sink in pieces of about 1 MiB (sink NULL: only count), so a
+ * large index is never held whole; *len gets its length. */
+typedef vd_code (*lindi_sink)(void *ctx, const void *p, size_t n, vd_err *err);
+vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err);
 void lindi_json_string(vd_buf *out, const char *s); /* a JSON string literal, non-ASCII as \u escapes */
 /* Padded size of a new member for a JSON text of len bytes: 8192 * 2^k >= 4 * len. */
 int64_t lindi_grow(int64_t len);

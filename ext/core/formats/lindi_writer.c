@@ -67,6 +67,10 @@ struct lindi_writer {
   int64_t size_seen;
   cJSON *refs_doc;             /* lindi.json, parsed on first use */
   int64_t refs_text_len;       /* length of its JSON text on disk (padding excluded) */
+  int64_t new_idx_len, new_refs_len; /* text lengths written by the commit under way, -1 none */
+  unsigned char *wb;           /* appends not yet written: contiguous bytes from wb_off */
+  size_t wb_len;
+  int64_t wb_off;
   int refs_dirty;
   int refs;                    /* tables sharing this writer */
   lindi_writer *next;          /* in ctx->lindi_writers */
@@ -121,6 +125,28 @@ static void sync_dir(const char *path) {
   free(copy);
 }
 
+#define WB_SIZE (1 << 20)
+
+/* Appends are gathered into one write per MiB rather than one per member. */
+static vd_code flush_wb(lindi_writer *w, vd_err *err) {
+  vd_code rc = w->wb_len ? pw(w->fd, w->wb, w->wb_len, w->wb_off, w->path, err) : VD_OK;
+  w->wb_len = 0;
+  return rc;
+}
+
+static vd_code put_bytes(lindi_writer *w, int64_t off, const unsigned char *p, size_t n, vd_err *err) {
+  if (!w->wb && !(w->wb = malloc(WB_SIZE))) return pw(w->fd, p, n, off, w->path, err);
+  if (w->wb_len && off != w->wb_off + (int64_t)w->wb_len && flush_wb(w, err)) return err->code;
+  while (n) {
+    if (!w->wb_len) w->wb_off = off;
+    size_t k = WB_SIZE - w->wb_len < n ? WB_SIZE - w->wb_len : n;
+    memcpy(w->wb + w->wb_len, p, k);
+    w->wb_len += k, p += k, off += (int64_t)k, n -= k;
+    if (w->wb_len == WB_SIZE && flush_wb(w, err)) return err->code;
+  }
+  return VD_OK;
+}
+
 /* Writes through the hold: bytes for [end, end+1024) are kept for the commit. */
 static vd_code wr(lindi_writer *w, int64_t off, const void *p, size_t n, vd_err *err) {
   const unsigned char *b = p;
@@ -128,11 +154,12 @@ static vd_code wr(lindi_writer *w, int64_t off, const void *p, size_t n, vd_err 
   if (off < he && e > hs) {
     int64_t a = off > hs ? off : hs, z = e < he ? e : he;
     memcpy(w->hold + (a - hs), b + (a - off), (size_t)(z - a));
-    if (off < hs && pw(w->fd, b, (size_t)(hs - off), off, w->path, err)) return err->code;
-    if (e > he) return pw(w->fd, b + (he - off), (size_t)(e - he), he, w->path, err);
+    if (off < hs && (flush_wb(w, err) || pw(w->fd, b, (size_t)(hs - off), off, w->path, err))) return err->code;
+    if (e > he) return put_bytes(w, he, b + (he - off), (size_t)(e - he), err);
     return VD_OK;
   }
-  return pw(w->fd, b, n, off, w->path, err);
+  if (off < hs) return flush_wb(w, err) ? err->code : pw(w->fd, b, n, off, w->path, err);
+  return put_bytes(w, off, b, n, err);
 }
 
 static int add_file(lindi_writer *w, const char *name, int64_t o, int64_t d, int64_t s) {
@@ -182,15 +209,42 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   if (memcmp(tail, zero, 1024) != 0)
     return vd_fail(err, VD_INVALID, "%s: the archive does not end with two zero blocks (an unfinished write by another tool?)",
                    w->path);
-  char *text = malloc((size_t)is + 1);
-  if (!text) return vd_nomem(err);
-  vd_code rc = pr(w->fd, text, (size_t)is, id, w->path, err);
-  int64_t len = is;
+  /* read the JSON text, not its padding: stop after a block of spaces (lindi's JSON never
+   * holds 4 KiB of consecutive spaces); if that text does not parse, read the rest */
+  vd_buf tb = {0};
+  vd_code rc = VD_OK;
+  int64_t got = 0;
+  for (int all = 0; !rc;) {
+    while (got < is && !rc) {
+      int64_t n = is - got < (1 << 20) ? is - got : (1 << 20);
+      if (vd_buf_reserve(&tb, (size_t)n + 1)) rc = vd_nomem(err);
+      else if (!(rc = pr(w->fd, tb.data + got, (size_t)n, id + got, w->path, err))) got += n, tb.len = (size_t)got;
+      if (!all && !rc && got >= 4096) {
+        int spaces = 1;
+        for (int64_t k = got - 4096; k < got && spaces; k++) spaces = tb.data[k] == ' ';
+        if (spaces) break;
+      }
+    }
+    if (rc || all || got >= is) break;
+    cJSON *probe = NULL; /* complete already? */
+    int64_t l = got;
+    while (l > 0 && tb.data[l - 1] == ' ') l--;
+    probe = cJSON_ParseWithLength((const char *)tb.data, (size_t)l);
+    cJSON_Delete(probe);
+    if (probe) break;
+    all = 1;
+  }
+  if (rc) {
+    vd_buf_free(&tb);
+    return rc;
+  }
+  char *text = (char *)tb.data;
+  int64_t len = got;
   while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == '\t')) len--;
   lindi_index ix = {0};
   ix.io = io, ix.id = id, ix.is = is;
-  if (!rc) rc = lindi_parse_index(text, (size_t)len, w->path, &ix, err);
-  free(text);
+  if (!rc) rc = lindi_parse_index(text ? text : "", (size_t)len, w->path, &ix, err);
+  vd_buf_free(&tb);
   if (rc) return rc;
   w->idx_text_len = len;
   w->end = st.st_size - 1024;
@@ -311,6 +365,7 @@ void lindi_writer_close(lindi_writer *w) {
   clear_state(w);
   free(w->files);
   free(w->trash);
+  free(w->wb);
   if (w->fd >= 0) close(w->fd);
   free(w->path);
   free(w->journal);
@@ -607,6 +662,7 @@ static vd_code place_refs(lindi_writer *w, int *in_place, int64_t *commit_at, vd
   int pos = vd_strmap_get(&w->map, LINDI_JSON_NAME);
   lindi_file *f = &w->files[pos];
   int only_refs = w->n == w->base_n && w->ntrash == 0;
+  w->new_refs_len = (int64_t)text.len;
   int64_t reach = (int64_t)text.len > w->refs_text_len ? (int64_t)text.len : w->refs_text_len;
   if (only_refs && (int64_t)text.len <= f->s && f->d / 4096 == (f->d + reach - 1) / 4096) {
     *in_place = 1;
@@ -635,6 +691,18 @@ static vd_code place_refs(lindi_writer *w, int *in_place, int64_t *commit_at, vd
   return rc;
 }
 
+typedef struct index_sink {
+  lindi_writer *w;
+  int64_t off;
+} index_sink;
+
+static vd_code to_archive(void *ctx, const void *p, size_t n, vd_err *err) {
+  index_sink *s = ctx;
+  vd_code rc = wr(s->w, s->off, p, n, err);
+  s->off += (int64_t)n;
+  return rc;
+}
+
 /* The new index: in place when one page-contained write suffices, else appended. */
 static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd_buf *commit, vd_err *err) {
   int ipos = vd_strmap_get(&w->map, LINDI_INDEX_NAME);
@@ -644,15 +712,19 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   int m = 0;
   for (int i = 0; i < w->n; i++)
     if (w->files[i].name) live[m++] = w->files[i];
-  vd_code rc = lindi_format_index(live, m, text, err);
+  int64_t len;
+  vd_code rc = lindi_stream_index(live, m, NULL, NULL, &len, err); /* count only */
   lindi_file *ix = &w->files[ipos];
-  int64_t reach = (int64_t)text->len > w->idx_text_len ? (int64_t)text->len : w->idx_text_len;
-  if (!rc && (int64_t)text->len <= ix->s && ix->d / 4096 == (ix->d + reach - 1) / 4096) {
+  int64_t reach = len > w->idx_text_len ? len : w->idx_text_len;
+  if (!rc && len <= ix->s && ix->d / 4096 == (ix->d + reach - 1) / 4096) { /* small: in place, one pwrite */
+    rc = lindi_format_index(live, m, text, err);
+    free(live);
+    if (rc) return rc;
+    w->new_idx_len = (int64_t)text->len;
     *commit_at = ix->d;
     commit->len = 0;
     vd_buf_append(commit, text->data, text->len);
     while ((int64_t)commit->len < reach) vd_buf_append(commit, " ", 1);
-    free(live);
     return VD_OK;
   }
   if (rc || (rc = add_trash(w, ipos, err))) {
@@ -663,22 +735,23 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   int k = 0;
   for (int i = 0; i < m; i++)
     if (strcmp(live[i].name, LINDI_INDEX_NAME) != 0) live[k++] = live[i];
-  int64_t size = lindi_grow((int64_t)text->len);
-  for (;;) {
+  int64_t size = lindi_grow(len);
+  for (;;) { /* the index lists itself: its size depends on its own text */
     live[k] = (lindi_file){LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size};
-    if ((rc = lindi_format_index(live, k + 1, text, err))) break;
-    if (4 * (int64_t)text->len <= size) break;
-    size = lindi_grow((int64_t)text->len);
+    if ((rc = lindi_stream_index(live, k + 1, NULL, NULL, &len, err))) break;
+    if (4 * len <= size) break;
+    size = lindi_grow(len);
   }
+  unsigned char h[TAR_BLOCK];
+  index_sink sink = {w, w->tail + TAR_BLOCK};
+  if (!rc && !(rc = tar_format(h, LINDI_INDEX_NAME, size, err)) && !(rc = wr(w, w->tail, h, TAR_BLOCK, err)))
+    rc = lindi_stream_index(live, k + 1, to_archive, &sink, &len, err);
   free(live);
   if (rc) return rc;
-  unsigned char h[TAR_BLOCK];
-  if (tar_format(h, LINDI_INDEX_NAME, size, err) || wr(w, w->tail, h, TAR_BLOCK, err) ||
-      wr(w, w->tail + TAR_BLOCK, text->data, text->len, err))
-    return err->code;
+  w->new_idx_len = len;
   static unsigned char spaces[65536];
   if (!spaces[0]) memset(spaces, ' ', sizeof spaces);
-  for (int64_t off = (int64_t)text->len; off < size; off += (int64_t)sizeof spaces) {
+  for (int64_t off = len; off < size; off += (int64_t)sizeof spaces) {
     size_t n = size - off < (int64_t)sizeof spaces ? (size_t)(size - off) : sizeof spaces;
     if (wr(w, w->tail + TAR_BLOCK + off, spaces, n, err)) return err->code;
   }
@@ -692,6 +765,29 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   return VD_OK;
 }
 
+/* The committed state from what the transaction had in memory (no re-read of the
+ * index: on a large archive that would cost as much as the commit itself). */
+static vd_code settle_committed(lindi_writer *w, vd_err *err) {
+  int j = 0;
+  for (int i = 0; i < w->n; i++)
+    if (w->files[i].name) w->files[j++] = w->files[i];
+  w->n = j;
+  for (int i = 0; i < w->ntrash; i++) free(w->trash[i].name);
+  w->ntrash = 0;
+  drop_savepoints(w, 0);
+  vd_strmap_free(&w->map);
+  for (int i = 0; i < w->n; i++)
+    if (vd_strmap_put(&w->map, w->files[i].name, i)) return vd_nomem(err);
+  w->base_n = w->n;
+  w->end = w->tail;
+  memset(w->hold, 0, sizeof w->hold);
+  if (w->new_idx_len >= 0) w->idx_text_len = w->new_idx_len;
+  if (w->new_refs_len >= 0) w->refs_text_len = w->new_refs_len;
+  w->refs_dirty = 0;
+  w->size_seen = w->end + 1024;
+  return pr(w->fd, w->entry_seen, LINDI_ENTRY_SIZE, 512, w->path, err);
+}
+
 vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   if (!w->in_tx) return VD_OK;
   vd_code rc = VD_OK;
@@ -701,6 +797,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   if (!w->dirty) goto done;
   int64_t commit_at = 0, end = w->end;
   int refs_in_place = 0;
+  w->new_idx_len = w->new_refs_len = -1;
   if (w->refs_dirty && (rc = place_refs(w, &refs_in_place, &commit_at, &commit, err))) goto done;
   if (!refs_in_place && (rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
   crashpoint(1);
@@ -716,6 +813,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
       goto done;
     }
   }
+  if ((rc = flush_wb(w, err))) goto done;
   if (ftruncate(w->fd, w->tail < end + 1024 ? end + 1024 : w->tail) || ftruncate(w->fd, w->tail + 1024)) {
     rc = sys_fail(err, w->path, "cannot write the end-of-archive blocks");
     goto done;
@@ -752,9 +850,10 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   crashpoint(4);
   if ((rc = finish(w, end, w->tail, w->hold, tr, err))) goto done;
   lindi_invalidate(w->ctx, w->path);
+  vd_err e2;
+  if (settle_committed(w, &e2)) load(w, &e2); /* committed either way: only our view is rebuilt */
   w->in_tx = 0;
   unlock(w);
-  rc = load(w, err); /* the committed state, compacted */
   goto out;
 done:
   if (rc) {
@@ -774,6 +873,7 @@ out:
 }
 
 void lindi_writer_rollback(lindi_writer *w) {
+  w->wb_len = 0; /* never written: nothing to undo */
   cJSON_Delete(w->refs_doc); /* reloaded from the archive on next use */
   w->refs_doc = NULL;
   w->refs_dirty = 0;
@@ -801,6 +901,7 @@ void lindi_writer_savepoint(lindi_writer *w, int n) {
 void lindi_writer_rollback_to(lindi_writer *w, int n) {
   if (n < 0 || n >= w->nsp) return;
   savepoint sp = w->sp[n];
+  flush_wb(w, &(vd_err){0}); /* what lies past the restored tail is cut at commit */
   while (w->ntrash > sp.ntrash) { /* undelete */
     trash_item *t = &w->trash[--w->ntrash];
     w->files[t->pos].name = t->name;
@@ -832,6 +933,7 @@ vd_code lindi_writer_read(lindi_writer *w, int pos, vd_buf *out, vd_err *err) {
   const lindi_file *f = lindi_writer_file(w, pos);
   out->len = 0;
   if (!f) return vd_fail(err, VD_NOTFOUND, "%s: no such row", w->path);
+  if (flush_wb(w, err)) return err->code; /* staged bytes may still be in the write buffer */
   if (vd_buf_reserve(out, (size_t)f->s + 1)) return vd_nomem(err);
   /* staged bytes may sit in the hold */
   for (int64_t k = 0; k < f->s;) {

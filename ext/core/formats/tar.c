@@ -9,8 +9,9 @@
 int64_t tar_padded(int64_t size) { return (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK; }
 
 static unsigned checksum(const unsigned char b[TAR_BLOCK]) {
-  unsigned sum = 0;
-  for (int i = 0; i < TAR_BLOCK; i++) sum += (i >= 148 && i < 156) ? ' ' : b[i];
+  unsigned sum = 8 * ' '; /* the checksum field counts as spaces */
+  for (int i = 0; i < 148; i++) sum += b[i];
+  for (int i = 156; i < TAR_BLOCK; i++) sum += b[i];
   return sum;
 }
 

@@ -40,7 +40,10 @@ static const unsigned char *block(cur_t *c, int64_t off, vd_err *err, vd_code *r
   c->wstart = off;
   vd_buf b = {0};
   vd_err e2;
-  vd_code r = vd_get(c->ctx, c->url, off, WINDOW, &b, NULL, &e2);
+  /* after a member larger than the window the next one is likely large too: read just
+   * its header rather than a window that would be mostly data */
+  int64_t want = c->h.size > WINDOW ? 4096 : WINDOW;
+  vd_code r = vd_get(c->ctx, c->url, off, want, &b, NULL, &e2);
   if (r == VD_INVALID) return NULL; /* range past the end: end of the object */
   if (r) {
     *err = e2;
