@@ -40,6 +40,7 @@ typedef struct trash_item {
   char *name;          /* the member's name before trashing */
   char newname[300];
   int64_t o, s;
+  int64_t dash;        /* bytes overwritten with '-': all of a member; an index's JSON text only */
 } trash_item;
 
 typedef struct savepoint {
@@ -68,6 +69,10 @@ struct lindi_writer {
   cJSON *refs_doc;             /* lindi.json, parsed on first use */
   int64_t refs_text_len;       /* length of its JSON text on disk (padding excluded) */
   int64_t new_idx_len, new_refs_len; /* text lengths written by the commit under way, -1 none */
+  lindi_file spare;            /* the index trashed by our last commit: dead space for the next */
+  int64_t spare_dashed;        /* bytes of it overwritten with '-' */
+  int64_t revive_o;            /* commit under way: header at this offset becomes the index, -1 none */
+  int64_t trashed_idx_o, trashed_idx_d, trashed_idx_s, trashed_idx_len;
   unsigned char *wb;           /* appends not yet written: contiguous bytes from wb_off */
   size_t wb_len;
   int64_t wb_off;
@@ -76,11 +81,13 @@ struct lindi_writer {
   lindi_writer *next;          /* in ctx->lindi_writers */
 };
 
-/* Test hook: VDSQL_CRASHPOINT=k kills the process with SIGKILL at step k of a commit,
- * so the tests can stop a writer at every point of the protocol. */
+/* Test hook: VDSQL_CRASHPOINT=k kills the process with SIGKILL at step k of a commit
+ * (after VDSQL_CRASHPOINT_SKIP commits), so the tests can stop a writer at every point
+ * of the protocol, also in a commit that follows others. */
+static int commits_seen;
 static void crashpoint(int k) {
-  const char *s = getenv("VDSQL_CRASHPOINT");
-  if (s && atoi(s) == k) raise(SIGKILL);
+  const char *s = getenv("VDSQL_CRASHPOINT"), *skip = getenv("VDSQL_CRASHPOINT_SKIP");
+  if (s && atoi(s) == k && commits_seen > (skip ? atoi(skip) : 0)) raise(SIGKILL);
 }
 
 static vd_code sys_fail(vd_err *err, const char *path, const char *what) {
@@ -259,6 +266,7 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   w->base_n = w->n;
   w->tail = w->end;
   memset(w->hold, 0, sizeof w->hold);
+  w->spare.s = 0;
   memcpy(w->entry_seen, head + 512, LINDI_ENTRY_SIZE);
   w->size_seen = st.st_size;
   return VD_OK;
@@ -434,12 +442,18 @@ static vd_code cut_back(lindi_writer *w, int64_t end, vd_err *err) {
 }
 
 /* Steps after the entry flip: the held blocks at E, then the trash. Idempotent. */
-static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsigned char *hold, const cJSON *trash,
-                      vd_err *err) {
+static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsigned char *hold, int64_t revive,
+                      const cJSON *trash, vd_err *err) {
   if (new_end > end) {
     if (pw(w->fd, hold + 512, 512, end + 512, w->path, err)) return err->code;
     crashpoint(5);
     if (pw(w->fd, hold, 512, end, w->path, err)) return err->code;
+  }
+  if (revive >= 0) { /* the reused region's header names the index again (before the old one is trashed) */
+    unsigned char h[TAR_BLOCK];
+    if (pr(w->fd, h, TAR_BLOCK, revive, w->path, err) || tar_rename(h, LINDI_INDEX_NAME, err) ||
+        pw(w->fd, h, TAR_BLOCK, revive, w->path, err))
+      return err->code;
   }
   crashpoint(6);
   const cJSON *t;
@@ -476,7 +490,8 @@ static vd_code recover(lindi_writer *w, vd_err *err) {
   cJSON *j = cJSON_ParseWithLength(buf, len);
   const cJSON *end = cJSON_GetObjectItem(j, "end"), *at = cJSON_GetObjectItem(j, "commit_at"),
               *bytes = cJSON_GetObjectItem(j, "commit"), *nend = cJSON_GetObjectItem(j, "new_end"),
-              *hold = cJSON_GetObjectItem(j, "hold"), *trash = cJSON_GetObjectItem(j, "trash");
+              *hold = cJSON_GetObjectItem(j, "hold"), *trash = cJSON_GetObjectItem(j, "trash"),
+              *revive = cJSON_GetObjectItem(j, "revive");
   vd_code rc = VD_OK;
   if (!cJSON_IsNumber(end)) {
     cJSON_Delete(j);
@@ -494,7 +509,8 @@ static vd_code recover(lindi_writer *w, vd_err *err) {
     free(cur);
   }
   if (forward)
-    rc = finish(w, (int64_t)end->valuedouble, (int64_t)nend->valuedouble, hb, trash, err);
+    rc = finish(w, (int64_t)end->valuedouble, (int64_t)nend->valuedouble, hb,
+                cJSON_IsNumber(revive) ? (int64_t)revive->valuedouble : -1, trash, err);
   else if (!(rc = cut_back(w, (int64_t)end->valuedouble, err)))
     drop_journal(w);
   free(cb);
@@ -544,7 +560,7 @@ static vd_code add_trash(lindi_writer *w, int pos, vd_err *err) {
   lindi_file *f = &w->files[pos];
   trash_item *t = &w->trash[w->ntrash++];
   memset(t, 0, sizeof *t);
-  t->pos = pos, t->name = f->name, t->o = f->o, t->s = f->s;
+  t->pos = pos, t->name = f->name, t->o = f->o, t->s = f->s, t->dash = f->s;
   vd_strmap_del(&w->map, f->name);
   f->name = NULL;
   w->dirty = 1;
@@ -727,14 +743,48 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
     while ((int64_t)commit->len < reach) vd_buf_append(commit, " ", 1);
     return VD_OK;
   }
+  int64_t old_o = ix->o, old_d = ix->d, old_s = ix->s;
   if (rc || (rc = add_trash(w, ipos, err))) {
     free(live);
     return rc;
   }
-  /* live still holds the old index entry: replace it by the new one at the end */
+  /* the old index's padding is already spaces: only its text needs dashes */
+  w->trash[w->ntrash - 1].dash = w->idx_text_len < old_s ? w->idx_text_len : old_s;
+  w->trashed_idx_o = old_o, w->trashed_idx_d = old_d, w->trashed_idx_s = old_s;
+  w->trashed_idx_len = w->trash[w->ntrash - 1].dash;
+  /* live still holds the old index entry: replace it */
   int k = 0;
   for (int i = 0; i < m; i++)
     if (strcmp(live[i].name, LINDI_INDEX_NAME) != 0) live[k++] = live[i];
+  if (w->spare.s > 0) { /* ping-pong: write into the index region our last commit trashed */
+    live[k] = (lindi_file){LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s};
+    if ((rc = lindi_stream_index(live, k + 1, NULL, NULL, &len, err))) {
+      free(live);
+      return rc;
+    }
+    if (len <= w->spare.s) {
+      index_sink sink = {w, w->spare.d};
+      rc = lindi_stream_index(live, k + 1, to_archive, &sink, &len, err);
+      free(live);
+      if (rc) return rc;
+      static unsigned char sp[65536];
+      if (!sp[0]) memset(sp, ' ', sizeof sp);
+      int64_t reach = w->spare_dashed > len ? w->spare_dashed : len;
+      for (int64_t off = len; off < reach; off += (int64_t)sizeof sp) {
+        size_t n = reach - off < (int64_t)sizeof sp ? (size_t)(reach - off) : sizeof sp;
+        if (wr(w, w->spare.d + off, sp, n, err)) return err->code;
+      }
+      w->new_idx_len = len;
+      if (add_file(w, LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s)) return vd_nomem(err);
+      unsigned char entry[LINDI_ENTRY_SIZE];
+      if (lindi_format_entry(w->spare.o, w->spare.d, w->spare.s, entry, err)) return err->code;
+      w->revive_o = w->spare.o;
+      *commit_at = 512;
+      commit->len = 0;
+      vd_buf_append(commit, entry, sizeof entry);
+      return VD_OK;
+    }
+  }
   int64_t size = lindi_grow(len);
   for (;;) { /* the index lists itself: its size depends on its own text */
     live[k] = (lindi_file){LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size};
@@ -785,6 +835,12 @@ static vd_code settle_committed(lindi_writer *w, vd_err *err) {
   if (w->new_refs_len >= 0) w->refs_text_len = w->new_refs_len;
   w->refs_dirty = 0;
   w->size_seen = w->end + 1024;
+  if (w->trashed_idx_o >= 0) { /* the index trashed now is the next commit's spare */
+    w->spare = (lindi_file){NULL, w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s};
+    w->spare_dashed = w->trashed_idx_len;
+  } else if (w->revive_o >= 0) {
+    w->spare.s = 0;
+  }
   return pr(w->fd, w->entry_seen, LINDI_ENTRY_SIZE, 512, w->path, err);
 }
 
@@ -795,9 +851,11 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   cJSON *j = NULL;
   char *b64c = NULL, *b64h = NULL;
   if (!w->dirty) goto done;
+  commits_seen++;
   int64_t commit_at = 0, end = w->end;
   int refs_in_place = 0;
   w->new_idx_len = w->new_refs_len = -1;
+  w->revive_o = w->trashed_idx_o = -1;
   if (w->refs_dirty && (rc = place_refs(w, &refs_in_place, &commit_at, &commit, err))) goto done;
   if (!refs_in_place && (rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
   crashpoint(1);
@@ -838,17 +896,18 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
     if (w->trash[i].pos < w->base_n) {
       cJSON *t = cJSON_CreateArray();
       cJSON_AddItemToArray(t, cJSON_CreateNumber((double)w->trash[i].o));
-      cJSON_AddItemToArray(t, cJSON_CreateNumber((double)w->trash[i].s));
+      cJSON_AddItemToArray(t, cJSON_CreateNumber((double)w->trash[i].dash));
       cJSON_AddItemToArray(t, cJSON_CreateString(w->trash[i].newname));
       cJSON_AddItemToArray(tr, t);
     }
   cJSON_AddItemToObject(j, "trash", tr);
+  cJSON_AddNumberToObject(j, "revive", (double)w->revive_o);
   if ((rc = write_journal(w, j, err))) goto done;
   crashpoint(3);
   if ((rc = pw(w->fd, commit.data, commit.len, commit_at, w->path, err)) || (rc = sync_fd(w->fd, w->path, err)))
     goto done;
   crashpoint(4);
-  if ((rc = finish(w, end, w->tail, w->hold, tr, err))) goto done;
+  if ((rc = finish(w, end, w->tail, w->hold, w->revive_o, tr, err))) goto done;
   lindi_invalidate(w->ctx, w->path);
   vd_err e2;
   if (settle_committed(w, &e2)) load(w, &e2); /* committed either way: only our view is rebuilt */
