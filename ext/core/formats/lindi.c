@@ -191,6 +191,41 @@ vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LI
   return VD_OK;
 }
 
+vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t spare[4],
+                                 unsigned char out[LINDI_ENTRY_SIZE], vd_err *err) {
+  if (!spare || spare[2] <= 0) return lindi_format_entry(o, d, s, out, err);
+  vd_buf b = {0};
+  put_str(&b, "{\n  \"index\": ");
+  entry_obj(&b, "  ", LINDI_INDEX_NAME, o, d, s);
+  put_str(&b, ",\n  \"vdsql_spare\": {\n    \"d\": "), put_int(&b, spare[1]);
+  put_str(&b, ",\n    \"o\": "), put_int(&b, spare[0]);
+  put_str(&b, ",\n    \"s\": "), put_int(&b, spare[2]);
+  put_str(&b, ",\n    \"t\": "), put_int(&b, spare[3]);
+  put_str(&b, "\n  }\n}");
+  if (!b.data || b.len > LINDI_ENTRY_SIZE) {
+    vd_buf_free(&b);
+    return lindi_format_entry(o, d, s, out, err);
+  }
+  memset(out, ' ', LINDI_ENTRY_SIZE);
+  memcpy(out, b.data, b.len);
+  vd_buf_free(&b);
+  return VD_OK;
+}
+
+int lindi_parse_spare(const char *text, size_t len, int64_t spare[4]) {
+  cJSON *doc = cJSON_ParseWithLength(text, len);
+  const cJSON *sp = cJSON_GetObjectItemCaseSensitive(doc, "vdsql_spare");
+  static const char *const keys[4] = {"o", "d", "s", "t"};
+  int rc = cJSON_IsObject(sp) ? 0 : -1;
+  for (int i = 0; i < 4 && !rc; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(sp, keys[i]);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15) rc = -1;
+    else spare[i] = (int64_t)v->valuedouble;
+  }
+  cJSON_Delete(doc);
+  return rc;
+}
+
 vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *err) {
   out->len = 0;
   vd_buf_append(out, "{\n  \"files\": [", 14);

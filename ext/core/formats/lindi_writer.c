@@ -267,6 +267,21 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   w->tail = w->end;
   memset(w->hold, 0, sizeof w->hold);
   w->spare.s = 0;
+  int64_t sp[4];
+  unsigned char sh[TAR_BLOCK];
+  tar_header th;
+  vd_err ignore;
+  if (lindi_parse_spare((const char *)head + 512, LINDI_ENTRY_SIZE, sp) == 0 && sp[1] == sp[0] + TAR_BLOCK &&
+      sp[1] + sp[2] <= w->end && sp[3] <= sp[2] && pr(w->fd, sh, TAR_BLOCK, sp[0], w->path, &ignore) == VD_OK &&
+      tar_parse(sh, &th) == 0 && th.checksum_ok && th.size == sp[2] &&
+      strncmp(th.name, ".trash/" LINDI_INDEX_NAME ".", 23) == 0) {
+    int listed = 0;
+    for (int i = 0; i < w->n && !listed; i++) listed = w->files[i].o == sp[0];
+    if (!listed) {
+      w->spare = (lindi_file){NULL, sp[0], sp[1], sp[2]};
+      w->spare_dashed = sp[3];
+    }
+  }
   memcpy(w->entry_seen, head + 512, LINDI_ENTRY_SIZE);
   w->size_seen = st.st_size;
   return VD_OK;
@@ -777,7 +792,8 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
       w->new_idx_len = len;
       if (add_file(w, LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s)) return vd_nomem(err);
       unsigned char entry[LINDI_ENTRY_SIZE];
-      if (lindi_format_entry(w->spare.o, w->spare.d, w->spare.s, entry, err)) return err->code;
+      int64_t next_spare[4] = {w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s, w->trashed_idx_len};
+      if (lindi_format_entry_spare(w->spare.o, w->spare.d, w->spare.s, next_spare, entry, err)) return err->code;
       w->revive_o = w->spare.o;
       *commit_at = 512;
       commit->len = 0;
@@ -807,7 +823,8 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   }
   if (add_file(w, LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size)) return vd_nomem(err);
   unsigned char entry[LINDI_ENTRY_SIZE];
-  if (lindi_format_entry(w->tail, w->tail + TAR_BLOCK, size, entry, err)) return err->code;
+  int64_t next_spare[4] = {w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s, w->trashed_idx_len};
+  if (lindi_format_entry_spare(w->tail, w->tail + TAR_BLOCK, size, next_spare, entry, err)) return err->code;
   w->tail += TAR_BLOCK + size;
   *commit_at = 512;
   commit->len = 0;
