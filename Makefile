@@ -30,7 +30,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all deps test demo bench fuzz sql clean
-all: vdsql.so $(UNIT_BIN) sql
+all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf
 
 deps:
 	@scripts/install-deps
@@ -56,6 +56,12 @@ $(B)/tests/%.t: tests/unit/%.c tests/unit/tap.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+# VTKHDF test-file generator (HDF5 C API), run by scripts/run-tests
+$(B)/mkvtkhdf: tests/gen/mkvtkhdf.c
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 # PostgreSQL install script, generated from the catalogue
 VERSION := 0.1

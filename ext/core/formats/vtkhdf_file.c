@@ -177,7 +177,10 @@ static vd_code mark_missing(rd *r, hid_t loc, const char *name, const leaf *L, u
     if (!m[i].exists)
       for (int64_t e = m[i].start; e < m[i].start + m[i].count && e < n; e++)
         if (e >= 0 && !miss[e]) {
-          miss[e] = 1;
+          /* 1: this entry alone maps to the file, so the big datasets' mappings there give
+           * its sizes back; 2: several entries share it (a step file): they cannot be
+           * told apart */
+          miss[e] = m[i].count == 1 ? 1 : 2;
           missfile[e] = strdup(m[i].resolved);
         }
   vh5_maps_free(m, nm);
@@ -206,8 +209,8 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   unsigned char *miss = NULL;
   char **missfile = NULL;
   bigmaps bm = {0};
-  vh5_map *pm = NULL;
-  int npm = 0;
+  vh5_map *pm = NULL, *cm = NULL;
+  int npm = 0, ncm = 0;
   int ntopo = poly ? VH_NTOPO : 1;
   hid_t tg[VH_NTOPO] = {-1, -1, -1, -1};
   char m[256];
@@ -291,7 +294,7 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     int changed = 0;
     for (int64_t i = 0; i < nsl && !changed; i++) {
       vh_slot *x = &sl[i];
-      if (!miss[x->entry]) continue;
+      if (miss[x->entry] != 1) continue;
       int64_t np = recover(&bm, 0, x->point_off);
       if (np != b.np[x->entry]) b.np[x->entry] = np, changed = 1;
       for (int k = 0; k < ntopo; k++) {
@@ -305,11 +308,16 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     if (!changed) break;
   }
 
-  /* The file behind each partition's Points */
-  if ((rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &pm, &npm, r->err))) goto done;
+  /* The file behind each partition's Points; for an empty partition (no Points rows
+   * mapped) the file its NumberOfPoints entry comes from */
+  if ((rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &pm, &npm, r->err)) ||
+      (rc = vh5_vds_maps(lg, "NumberOfPoints", L->holder, L->where, &cm, &ncm, r->err)))
+    goto done;
+  int64_t unknown_step = -1; /* starts after an ambiguous missing entry are unknown */
   for (int64_t i = 0; i < nsl; i++) {
     vh_slot *x = &sl[i];
     vh_part *p;
+    if (miss[x->entry] == 2) unknown_step = x->step;
     if ((rc = add_part(r, L, &p))) goto done;
     p->step = x->step;
     p->partition = x->partition;
@@ -324,6 +332,16 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
       p->t_conn_off[k] = x->t_conn_off[k];
       p->t_offs_off[k] = x->t_offs_off[k];
     }
+    if (unknown_step == x->step && (x->partition > 0 || miss[x->entry] == 2)) {
+      /* the missing file held several entries of this step: their sizes (and so the
+       * starts after the first of them) are not knowable */
+      int first = miss[x->entry] == 2 && (x->partition == 0 || miss[sl[i - 1].entry] != 2 || sl[i - 1].step != x->step);
+      if (!first) {
+        p->point_off = p->cell_off = p->conn_off = p->offsets_off = VH_NULL;
+        for (int k = 0; k < ntopo; k++) p->t_cell_off[k] = p->t_conn_off[k] = p->t_offs_off[k] = VH_NULL;
+        if (!miss[x->entry]) p->status = "offsets_unknown";
+      }
+    }
     const vh5_map *mp = npm ? vh5_map_at(pm, npm, x->point_off) : NULL;
     int missing = miss[x->entry] || (mp && !mp->exists && x->np > 0);
     if (missing) {
@@ -334,7 +352,8 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
       p->n_cells = x->nc;
       p->n_conn = x->nci;
       for (int k = 0; k < ntopo; k++) p->t_nc[k] = x->t_nc[k], p->t_nci[k] = x->t_nci[k];
-      p->source_file = strdup(mp && x->np > 0 ? mp->resolved : L->holder);
+      const vh5_map *me = ncm ? vh5_map_at(cm, ncm, x->entry) : NULL;
+      p->source_file = strdup(mp && x->np > 0 ? mp->resolved : me ? me->resolved : L->holder);
     }
     if (!p->source_file) {
       rc = vd_nomem(r->err);
@@ -346,6 +365,7 @@ done:
     if (tg[k] >= 0) H5Gclose(tg[k]);
   for (int i = 0; i < 1 + 2 * VH_NTOPO; i++) vh5_maps_free(bm.m[i], bm.n[i]);
   vh5_maps_free(pm, npm);
+  vh5_maps_free(cm, ncm);
   if (missfile)
     for (int64_t e = 0; e < c.n_np; e++) free(missfile[e]);
   free(missfile);
