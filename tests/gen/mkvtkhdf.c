@@ -152,7 +152,7 @@ static void ug_body(hid_t g, const ug *u, double seed) {
   /* the optional Attribute marker (2.6) */
   hid_t ds = H5Dopen2(cd, "CellId", H5P_DEFAULT);
   hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, 8);
+  H5Tset_size(t, strlen("GlobalIds"));
   hid_t sp = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(ds, "Attribute", t, sp, H5P_DEFAULT, H5P_DEFAULT);
   CK(H5Awrite(a, t, "GlobalIds"));

@@ -4,6 +4,7 @@
  * source and we must never report those zeros as counts. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../store/store.h"
@@ -724,6 +725,8 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   doc->path = path;
   if (!*path) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
   if (access(path, R_OK) != 0) return vd_fail(err, VD_NOTFOUND, "%s: no such file (or not readable)", path);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return vd_fail(err, VD_INVALID, "%s: is a directory, not a VTKHDF file", path);
 
   /* HDF5 prints its error stack by default; the core never prints, so switch it off
    * for this thread while we work and carry its messages into ours. */

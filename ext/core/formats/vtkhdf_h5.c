@@ -194,11 +194,12 @@ vd_code vh5_read_i64(hid_t loc, const char *name, int required, int offsets, con
   if (offsets && sz <= 4)
     for (int64_t i = 0; i < d0 * d1; i++)
       if (buf[i] == INT32_MAX || buf[i] == (int64_t)UINT32_MAX) {
+        long long val = buf[i];
         free(buf);
         return vd_fail(err, VD_INVALID,
-                       "%s: %s is a %zu-byte integer dataset holding %lld at row %lld: the writer's 32-bit offsets "
+                       "%s: Steps/%s is a %zu-byte integer dataset holding %lld at row %lld: the writer's 32-bit offsets "
                        "overflowed (use 64-bit offsets)",
-                       what, name, sz, (long long)buf[i], (long long)(i / d1));
+                       what, name, sz, val, (long long)(i / d1));
       }
   *v = buf;
   *n = d0;
