@@ -43,9 +43,12 @@ else
 vdsql.so: $(B)/vdsql.so
 endif
 
+# -z nodelete: the host (sqlite3) dlcloses extensions at exit; HDF5 keeps process-wide
+# state and exit handlers, so the library must stay mapped until the process ends
+# (otherwise LeakSanitizer's tracer crashes on the unmapped HDF5 at exit).
 $(B)/vdsql.so: $(CORE_OBJ) $(SQLITE_OBJ)
 	@echo "  LINK  $@"
-	@$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) -shared -Wl,-z,nodelete $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/%.o: %.c $(wildcard ext/core/*.h ext/core/*/*.h ext/sqlite/*.h)
 	@mkdir -p $(dir $@)

@@ -371,6 +371,54 @@ static void ug_temporal(void) {
   H5Gclose(s), H5Gclose(g), H5Fclose(f);
 }
 
+/* Temporal PolyData like warping_spheres: points move (stored per step), connectivity is
+ * stored once (CellOffsets and ConnectivityIdOffsets stay 0) while PartOffsets grows and
+ * every topology keeps one count entry per (step, part); empty topologies store one
+ * Offsets value per part. Checks PolyData's own Offsets rule. */
+static void poly_temporal(void) {
+  enum { NS = 2, NP = 2 };
+  static const long long np[NP] = {4, 3};
+  /* per topology (Vertices, Lines, Polygons, Strips), per part */
+  static const long long nc[4][NP] = {{0, 0}, {1, 0}, {2, 1}, {0, 0}}, nci[4][NP] = {{0, 0}, {2, 0}, {6, 3}, {0, 0}};
+  static const char *const topo[4] = {"Vertices", "Lines", "Polygons", "Strips"};
+  hid_t f = new_file("poly.vtkhdf"), g = group(f, "VTKHDF", 1);
+  header(g, "PolyData", 2, 3);
+  long long cnt[NS * NP];
+  for (int e = 0; e < NS * NP; e++) cnt[e] = np[e % NP];
+  di64(g, "NumberOfPoints", NS * NP, cnt);
+  double pts[NS * 7 * 3];
+  for (int i = 0; i < NS * 7 * 3; i++) pts[i] = i;
+  dset(g, "Points", H5T_IEEE_F64LE, NS * 7, 3, pts, 1);
+  for (int k = 0; k < 4; k++) {
+    hid_t t = group(g, topo[k], 0);
+    long long c[NS * NP], ci[NS * NP], offs[16], conn[16];
+    int no = 0, nn = 0;
+    for (int e = 0; e < NS * NP; e++) c[e] = nc[k][e % NP], ci[e] = nci[k][e % NP];
+    for (int p = 0; p < NP; p++) { /* stored once */
+      long long per = nc[k][p] ? nci[k][p] / nc[k][p] : 0;
+      for (long long i = 0; i <= nc[k][p]; i++) offs[no++] = i * per;
+      for (long long i = 0; i < nci[k][p]; i++) conn[nn++] = i % np[p];
+    }
+    di64(t, "NumberOfCells", NS * NP, c);
+    di64(t, "NumberOfConnectivityIds", NS * NP, ci);
+    di64(t, "Offsets", no, offs);
+    di64(t, "Connectivity", nn, conn);
+    H5Gclose(t);
+  }
+  hid_t st = group(g, "Steps", 1);
+  long long ns = NS;
+  attr_ints(st, "NSteps", H5T_STD_I64LE, 1, &ns);
+  double vals[NS] = {0.0, 2.5};
+  dset(st, "Values", H5T_IEEE_F64LE, NS, 1, vals, 1);
+  long long po[NS] = {0, NP}, npa[NS] = {NP, NP}, pto[NS] = {0, 7}, zero[NS * 4] = {0};
+  di64(st, "PartOffsets", NS, po);
+  di64(st, "NumberOfParts", NS, npa);
+  di64(st, "PointOffsets", NS, pto);
+  dset(st, "CellOffsets", H5T_STD_I64LE, NS, 4, zero, 0);
+  dset(st, "ConnectivityIdOffsets", H5T_STD_I64LE, NS, 4, zero, 0);
+  H5Gclose(st), H5Gclose(g), H5Fclose(f);
+}
+
 static void image(const char *name, int with_type) {
   hid_t f = new_file(name), g = group(f, "VTKHDF", 1);
   header(g, with_type ? "ImageData" : NULL, with_type ? 2 : 1, with_type ? 3 : 0);
@@ -481,6 +529,7 @@ int main(int argc, char **argv) {
   }
   ug_file("ug3.vtkhdf", &three, 0);
   ug_temporal();
+  poly_temporal();
   image("image.vtkhdf", 1);
   image("image_v1.vtkhdf", 0);
   mb_unordered();

@@ -589,7 +589,7 @@ static vd_code assembly(rd *r, hid_t root, hid_t g, const char *path, int depth)
           H5Gclose(lg);
         }
       }
-      free(efile), free(eobj), free(resolved);
+      free(efile), free(eobj), free(resolved), free(target);
     } else if (lt == H5L_TYPE_HARD) {
       hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
       if (cg < 0) {

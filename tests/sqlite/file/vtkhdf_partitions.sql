@@ -23,3 +23,9 @@ SELECT step, time, partition, n_points, n_cells, point_offset, cell_offset, conn
 SELECT step, sum(n_points) AS points, count(*) AS parts FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_steps.vtkhdf') GROUP BY step;
 -- a NULL path gives no rows
 SELECT count(*) FROM vtkhdf_partitions(NULL);
+-- PolyData, points per step but connectivity stored once (CellOffsets stay 0 while
+-- PartOffsets grows): Offsets starts by PolyData's own rule, per topology
+SELECT step, time, partition, n_points, n_cells, n_connectivity_ids, point_offset, cell_offset, connectivity_offset,
+       offsets_offset FROM vtkhdf_partitions('@DATA@/vtkhdf/poly.vtkhdf');
+SELECT * FROM vtkhdf_topologies('@DATA@/vtkhdf/poly.vtkhdf');
+SELECT count(*) FROM vtkhdf_topologies('@DATA@/vtkhdf/ug3.vtkhdf');
