@@ -6,7 +6,8 @@
  * UseExternalTimeSteps: <stem>_<t> step files behind a main Steps group) with relative
  * or absolute source names, and broken files.
  *   usage: mkvtkhdf DIR [abs]   (abs: store absolute source names, as VTK does when its
- *                                FileName is absolute) */
+ *                                FileName is absolute)
+ *          mkvtkhdf DIR bench NPARTS NSTEPS   (bench/vtkhdf's big temporal file) */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -511,6 +512,59 @@ static void bad_files(void) {
   H5Gclose(g), H5Fclose(f);
 }
 
+/* bench/vtkhdf: a temporal UnstructuredGrid with nparts partitions x nsteps steps, moving
+ * geometry (new count entries every step). Counts and Steps are written; the big arrays
+ * are created at their full size but chunked and unwritten, so the file stays small
+ * while its metadata is exactly what a real file of that size has. */
+static void big_dataset(hid_t g, const char *name, hid_t ft, long long n, int cols) {
+  hsize_t d[2] = {(hsize_t)n, (hsize_t)cols}, ch[2] = {1 << 16, (hsize_t)cols};
+  if (ch[0] > d[0]) ch[0] = d[0] ? d[0] : 1;
+  hid_t sp = H5Screate_simple(cols > 1 ? 2 : 1, d, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  CK(H5Pset_chunk(dcpl, cols > 1 ? 2 : 1, ch));
+  hid_t ds = H5Dcreate2(g, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CK(ds);
+  H5Dclose(ds), H5Pclose(dcpl), H5Sclose(sp);
+}
+
+static void bench_file(long long nparts, long long nsteps) {
+  long long n = nparts * nsteps;
+  long long *np = malloc(n * sizeof *np), *nc = malloc(n * sizeof *nc), *nci = malloc(n * sizeof *nci);
+  if (!np || !nc || !nci) die("malloc");
+  long long tp = 0, tc = 0, tci = 0;
+  long long *po = malloc(nsteps * sizeof *po), *npa = malloc(nsteps * sizeof *npa), *pto = malloc(nsteps * sizeof *pto),
+            *co = malloc(nsteps * sizeof *co), *cio = malloc(nsteps * sizeof *cio);
+  double *vals = malloc(nsteps * sizeof *vals);
+  for (long long t = 0; t < nsteps; t++) {
+    po[t] = t * nparts, npa[t] = nparts, pto[t] = tp, co[t] = tc, cio[t] = tci, vals[t] = t * 0.1;
+    for (long long j = 0; j < nparts; j++) {
+      long long e = t * nparts + j;
+      np[e] = 8 + (j * 7 + t) % 13;          /* varied, deterministic */
+      nc[e] = (j % 17 == 0) ? 0 : 1 + (j * 3 + t) % 5;
+      nci[e] = nc[e] * 4;
+      tp += np[e], tc += nc[e], tci += nci[e];
+    }
+  }
+  hid_t f = new_file("bench.vtkhdf"), g = group(f, "VTKHDF", 1);
+  header(g, "UnstructuredGrid", 2, 3);
+  di64(g, "NumberOfPoints", n, np);
+  di64(g, "NumberOfCells", n, nc);
+  di64(g, "NumberOfConnectivityIds", n, nci);
+  big_dataset(g, "Points", H5T_IEEE_F64LE, tp, 3);
+  big_dataset(g, "Types", H5T_STD_U8LE, tc, 1);
+  big_dataset(g, "Offsets", H5T_STD_I64LE, tc + n, 1);
+  big_dataset(g, "Connectivity", H5T_STD_I64LE, tci, 1);
+  hid_t st = group(g, "Steps", 1);
+  attr_ints(st, "NSteps", H5T_STD_I64LE, 1, &nsteps);
+  dset(st, "Values", H5T_IEEE_F64LE, nsteps, 1, vals, 1);
+  di64(st, "PartOffsets", nsteps, po);
+  di64(st, "NumberOfParts", nsteps, npa);
+  di64(st, "PointOffsets", nsteps, pto);
+  di64(st, "CellOffsets", nsteps, co);
+  di64(st, "ConnectivityIdOffsets", nsteps, cio);
+  H5Gclose(st), H5Gclose(g), H5Fclose(f);
+  free(np), free(nc), free(nci), free(po), free(npa), free(pto), free(co), free(cio), free(vals);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: mkvtkhdf DIR [abs]\n");
@@ -520,6 +574,10 @@ int main(int argc, char **argv) {
   absolute = argc > 2 && !strcmp(argv[2], "abs");
   mkdir(dir, 0777);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (argc > 4 && !strcmp(argv[2], "bench")) { /* mkvtkhdf DIR bench NPARTS NSTEPS */
+    bench_file(atoll(argv[3]), atoll(argv[4]));
+    return 0;
+  }
   ug three = {3, {6, 0, 5}, {2, 0, 3}, {8, 0, 12}};
   if (absolute) { /* only the multi-file layouts differ */
     ext_partitions("abs_partitions", &three);

@@ -15,19 +15,24 @@
 #define VH_NTOPO 4
 extern const char *const vh_topo_names[VH_NTOPO];
 
+/* PolyData only: per topology, in vh_topo_names order */
+typedef struct vh_topo {
+  int64_t nc[VH_NTOPO], nci[VH_NTOPO], cell_off[VH_NTOPO], conn_off[VH_NTOPO], offs_off[VH_NTOPO];
+} vh_topo;
+
+/* One row of vtkhdf_partitions. Files can hold millions of partitions, so rows are kept
+ * small: strings point into the doc's string pool, topology details only for PolyData. */
 typedef struct vh_part {
-  char *block;       /* assembly path of the leaf ("/Assembly/Block-A"), "" for a plain file */
+  const char *block;       /* assembly path of the leaf ("/Assembly/Block-A"), "" for a plain file */
+  const char *type;        /* the leaf's Type, NULL for an empty block */
+  const char *source_file; /* file that really holds this partition's Points */
+  const char *status;      /* a static string */
   int64_t step, partition;
   double time;
   int has_time;
-  char *type;        /* the leaf's Type, NULL for an empty block */
   int64_t n_points, n_cells, n_conn;
   int64_t point_off, cell_off, conn_off, offsets_off;
-  char *source_file; /* file that really holds this partition's Points */
-  const char *status;
-  /* PolyData only (is_poly): per topology, in vh_topo_names order */
-  int is_poly;
-  int64_t t_nc[VH_NTOPO], t_nci[VH_NTOPO], t_cell_off[VH_NTOPO], t_conn_off[VH_NTOPO], t_offs_off[VH_NTOPO];
+  vh_topo *topo;           /* PolyData: malloc'd; NULL otherwise */
 } vh_part;
 
 typedef struct vh_array {
@@ -47,6 +52,8 @@ typedef struct vh_block {
 
 typedef struct vh_doc {
   char *path;
+  char **strs; /* the string pool vh_part points into */
+  int nstrs, capstrs;
   vh_part *parts;
   int nparts, capparts;
   vh_array *arrays;
@@ -92,11 +99,10 @@ typedef struct vh_counts {
 typedef struct vh_slot {
   int64_t step, partition, entry; /* entry: index into the count datasets */
   int64_t np, nc, nci, point_off, cell_off, conn_off, offsets_off;
-  int64_t t_nc[VH_NTOPO], t_nci[VH_NTOPO], t_cell_off[VH_NTOPO], t_conn_off[VH_NTOPO], t_offs_off[VH_NTOPO];
 } vh_slot;
 
-/* Computes every (step, partition) of a leaf. *out is malloc'd. what names the leaf in
- * errors (file and group). */
-vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t *nout, vd_err *err);
+/* Computes every (step, partition) of a leaf. *out (and for PolyData *topo, one per slot)
+ * are malloc'd. what names the leaf in errors (file and group). */
+vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err);
 
 #endif

@@ -32,6 +32,25 @@ typedef struct rd {
 
 static char *dup0(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The pool the rows' strings point into: consecutive rows mostly repeat the same block,
+ * type and file, so looking back a few entries keeps one copy of each. NULL stays NULL;
+ * *ok is cleared when memory runs out. */
+static const char *intern(vh_doc *d, const char *s, int *ok) {
+  if (!s) return NULL;
+  for (int i = d->nstrs - 1; i >= 0 && i >= d->nstrs - 8; i--)
+    if (!strcmp(d->strs[i], s)) return d->strs[i];
+  if (d->nstrs == d->capstrs) {
+    int nc = d->capstrs ? d->capstrs * 2 : 16;
+    char **p = realloc(d->strs, nc * sizeof *p);
+    if (!p) return *ok = 0, NULL;
+    d->strs = p;
+    d->capstrs = nc;
+  }
+  char *c = strdup(s);
+  if (!c) return *ok = 0, NULL;
+  return d->strs[d->nstrs++] = c;
+}
+
 static const char *const known_types[] = {"ImageData", "RectilinearGrid", "StructuredGrid", "UnstructuredGrid",
                                           "PolyData", "HyperTreeGrid", "OverlappingAMR", "Table",
                                           "PartitionedDataSetCollection", "MultiBlockDataSet", NULL};
@@ -73,16 +92,15 @@ static vd_code add_part(rd *r, const leaf *L, vh_part **out) {
   GROW(d->parts, d->nparts, d->capparts);
   vh_part *p = &d->parts[d->nparts++];
   memset(p, 0, sizeof *p);
-  p->block = strdup(L->block);
-  p->type = dup0(L->type);
+  int ok = 1;
+  p->block = intern(d, L->block, &ok);
+  p->type = intern(d, L->type, &ok);
   p->n_points = p->n_cells = p->n_conn = VH_NULL;
   p->point_off = p->cell_off = p->conn_off = p->offsets_off = VH_NULL;
   p->step = p->partition = VH_NULL;
-  for (int k = 0; k < VH_NTOPO; k++)
-    p->t_nc[k] = p->t_nci[k] = p->t_cell_off[k] = p->t_conn_off[k] = p->t_offs_off[k] = VH_NULL;
   p->status = "ok";
   *out = p;
-  return p->block ? VD_OK : vd_nomem(r->err);
+  return ok ? VD_OK : vd_nomem(r->err);
 }
 
 /* Steps header: NSteps (1 without Steps or without the attribute) and the time values. */
@@ -136,7 +154,7 @@ static vd_code image_parts(rd *r, hid_t lg, const leaf *L) {
     p->step = t;
     p->partition = 0;
     if (s.values) p->time = s.values[t], p->has_time = 1;
-    p->source_file = strdup(L->holder);
+    p->source_file = intern(r->doc, L->holder, &(int){1});
     if (counted) {
       int64_t np = 1, nc = 1;
       for (int k = 0; k < 3; k++) {
@@ -206,6 +224,7 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   ugbuf b = {0};
   vh_counts c = {0};
   vh_slot *sl = NULL;
+  vh_topo *tp = NULL;
   int64_t nsl = 0;
   unsigned char *miss = NULL;
   char **missfile = NULL;
@@ -288,9 +307,9 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   /* Compute; when an entry is missing, put back the size its (still mapped) rows have
    * and compute again, so the partitions after it keep their true starts. */
   for (int64_t round = 0;; round++) {
-    free(sl);
-    sl = NULL;
-    if ((rc = vh_compute(&c, L->where, &sl, &nsl, r->err))) goto done;
+    free(sl), free(tp);
+    sl = NULL, tp = NULL;
+    if ((rc = vh_compute(&c, L->where, &sl, &tp, &nsl, r->err))) goto done;
     if (!nmiss || round > nmiss) break;
     int changed = 0;
     for (int64_t i = 0; i < nsl && !changed; i++) {
@@ -299,9 +318,9 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
       int64_t np = recover(&bm, 0, x->point_off);
       if (np != b.np[x->entry]) b.np[x->entry] = np, changed = 1;
       for (int k = 0; k < ntopo; k++) {
-        int64_t nc = poly ? recover(&bm, 1 + 2 * k, x->t_offs_off[k]) : recover(&bm, 1 + 2 * k, x->t_cell_off[k]);
+        int64_t nc = poly ? recover(&bm, 1 + 2 * k, tp[i].offs_off[k]) : recover(&bm, 1, x->cell_off);
         if (poly && nc > 0) nc--; /* NC+1 Offsets values */
-        int64_t nci = recover(&bm, 2 + 2 * k, x->t_conn_off[k]);
+        int64_t nci = recover(&bm, 2 + 2 * k, poly ? tp[i].conn_off[k] : x->conn_off);
         if (nc != b.nc[k][x->entry]) b.nc[k][x->entry] = nc, changed = 1;
         if (nci != b.nci[k][x->entry]) b.nci[k][x->entry] = nci, changed = 1;
       }
@@ -314,6 +333,19 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   if ((rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &pm, &npm, r->err)) ||
       (rc = vh5_vds_maps(lg, "NumberOfPoints", L->holder, L->where, &cm, &ncm, r->err)))
     goto done;
+  if (r->doc->nparts + nsl > r->doc->capparts) { /* one allocation for all of them */
+    if (nsl > (1 << 28)) {
+      rc = vd_fail(r->err, VD_INVALID, "%s: %lld partitions is more than vdsql handles", L->where, (long long)nsl);
+      goto done;
+    }
+    vh_part *np = realloc(r->doc->parts, (size_t)(r->doc->nparts + nsl) * sizeof *np);
+    if (!np) {
+      rc = vd_nomem(r->err);
+      goto done;
+    }
+    r->doc->parts = np;
+    r->doc->capparts = (int)(r->doc->nparts + nsl);
+  }
   int64_t unknown_step = -1; /* starts after an ambiguous missing entry are unknown */
   for (int64_t i = 0; i < nsl; i++) {
     vh_slot *x = &sl[i];
@@ -323,15 +355,16 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     p->step = x->step;
     p->partition = x->partition;
     if (s.values && x->step < s.nvalues) p->time = s.values[x->step], p->has_time = 1;
-    p->is_poly = poly;
     p->point_off = x->point_off;
     p->cell_off = x->cell_off;
     p->conn_off = x->conn_off;
     p->offsets_off = x->offsets_off;
-    for (int k = 0; k < ntopo; k++) {
-      p->t_cell_off[k] = x->t_cell_off[k];
-      p->t_conn_off[k] = x->t_conn_off[k];
-      p->t_offs_off[k] = x->t_offs_off[k];
+    if (poly) {
+      if (!(p->topo = malloc(sizeof *p->topo))) {
+        rc = vd_nomem(r->err);
+        goto done;
+      }
+      *p->topo = tp[i];
     }
     if (unknown_step == x->step && (x->partition > 0 || miss[x->entry] == 2)) {
       /* the missing file held several entries of this step: their sizes (and so the
@@ -339,7 +372,7 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
       int first = miss[x->entry] == 2 && (x->partition == 0 || miss[sl[i - 1].entry] != 2 || sl[i - 1].step != x->step);
       if (!first) {
         p->point_off = p->cell_off = p->conn_off = p->offsets_off = VH_NULL;
-        for (int k = 0; k < ntopo; k++) p->t_cell_off[k] = p->t_conn_off[k] = p->t_offs_off[k] = VH_NULL;
+        for (int k = 0; poly && k < ntopo; k++) p->topo->cell_off[k] = p->topo->conn_off[k] = p->topo->offs_off[k] = VH_NULL;
         if (!miss[x->entry]) p->status = "offsets_unknown";
       }
     }
@@ -347,14 +380,14 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     int missing = miss[x->entry] || (mp && !mp->exists && x->np > 0);
     if (missing) {
       p->status = "missing_source";
-      p->source_file = strdup(mp && !mp->exists ? mp->resolved : missfile[x->entry] ? missfile[x->entry] : L->holder);
+      for (int k = 0; poly && k < ntopo; k++) p->topo->nc[k] = p->topo->nci[k] = VH_NULL;
+      p->source_file = intern(r->doc, mp && !mp->exists ? mp->resolved : missfile[x->entry] ? missfile[x->entry] : L->holder, &(int){1});
     } else {
       p->n_points = x->np;
       p->n_cells = x->nc;
       p->n_conn = x->nci;
-      for (int k = 0; k < ntopo; k++) p->t_nc[k] = x->t_nc[k], p->t_nci[k] = x->t_nci[k];
       const vh5_map *me = ncm ? vh5_map_at(cm, ncm, x->entry) : NULL;
-      p->source_file = strdup(mp && x->np > 0 ? mp->resolved : me ? me->resolved : L->holder);
+      p->source_file = intern(r->doc, mp && x->np > 0 ? mp->resolved : me ? me->resolved : L->holder, &(int){1});
     }
     if (!p->source_file) {
       rc = vd_nomem(r->err);
@@ -371,7 +404,7 @@ done:
     for (int64_t e = 0; e < c.n_np; e++) free(missfile[e]);
   free(missfile);
   free(miss);
-  free(sl);
+  free(sl), free(tp);
   ugbuf_free(&b);
   close_steps(&s);
   return rc;
@@ -498,7 +531,7 @@ static vd_code do_leaf(rd *r, hid_t lg, leaf *L) {
       vh_part *p;
       if ((rc = add_part(r, L, &p))) return rc;
       p->status = "empty_block";
-      p->source_file = strdup(L->holder);
+      p->source_file = intern(r->doc, L->holder, &(int){1});
     }
     return VD_OK;
   }
@@ -568,7 +601,7 @@ static vd_code assembly(rd *r, hid_t root, hid_t g, const char *path, int depth)
           vh_part *p;
           if (!(rc = add_part(r, &L, &p))) {
             p->status = "missing_source";
-            p->source_file = strdup(resolved);
+            p->source_file = intern(r->doc, resolved, &(int){1});
           }
         }
       } else {
@@ -759,7 +792,9 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
 }
 
 void vh_doc_free(vh_doc *d) {
-  for (int i = 0; i < d->nparts; i++) free(d->parts[i].block), free(d->parts[i].type), free(d->parts[i].source_file);
+  for (int i = 0; i < d->nparts; i++) free(d->parts[i].topo);
+  for (int i = 0; i < d->nstrs; i++) free(d->strs[i]);
+  free(d->strs);
   for (int i = 0; i < d->narrays; i++) {
     vh_array *a = &d->arrays[i];
     free(a->block), free(a->association), free(a->name), free(a->type), free(a->attribute), free(a->source_file);

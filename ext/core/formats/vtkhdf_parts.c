@@ -39,8 +39,9 @@ static int64_t col(const int64_t *v, int cols, int64_t t, int k) {
   return v[t * cols + (k < cols ? k : 0)];
 }
 
-vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t *nout, vd_err *err) {
+vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err) {
   *out = NULL;
+  if (topo) *topo = NULL;
   *nout = 0;
   int64_t ns = c->nsteps;
   if (ns < 0 || ns > (1 << 30)) return vd_fail(err, VD_INVALID, "%s: NSteps %lld is out of range", what, (long long)ns);
@@ -96,7 +97,11 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t 
     total += n;
   }
   vh_slot *s = calloc(total ? total : 1, sizeof *s);
-  if (!s) return vd_nomem(err);
+  vh_topo *tp = c->poly ? calloc(total ? total : 1, sizeof *tp) : NULL;
+  if (!s || (c->poly && !tp)) {
+    free(s), free(tp);
+    return vd_nomem(err);
+  }
   int64_t o = 0;
   for (int64_t t = 0; t < ns; t++) {
     int64_t n = !c->has_steps ? c->n_np : c->number_of_parts ? c->number_of_parts[t] : (ns ? c->n_np / ns : 0);
@@ -119,6 +124,7 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t 
     }
     for (int64_t j = 0; j < n; j++, o++) {
       vh_slot *x = &s[o];
+      vh_topo *y = tp ? &tp[o] : NULL;
       int64_t e = p + j;
       x->step = t;
       x->partition = j;
@@ -130,11 +136,16 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t 
       x->cell_off = 0;
       for (int k = 0; k < ntopo; k++) {
         int64_t nc = c->nc[k][e], nci = c->nci[k][e];
-        x->t_nc[k] = nc;
-        x->t_nci[k] = nci;
-        x->t_cell_off[k] = cell[k];
-        x->t_conn_off[k] = conn[k];
-        x->t_offs_off[k] = offs[k] + j;
+        if (y) {
+          y->nc[k] = nc;
+          y->nci[k] = nci;
+          y->cell_off[k] = cell[k];
+          y->conn_off[k] = conn[k];
+          y->offs_off[k] = offs[k] + j;
+        } else {
+          x->conn_off = conn[k];
+          x->offsets_off = offs[k] + j;
+        }
         x->nc += nc;
         x->nci += nci;
         x->cell_off += cell[k];
@@ -142,15 +153,12 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, int64_t 
         conn[k] += nci;
         offs[k] += nc;
       }
-      if (c->poly) {
-        x->conn_off = x->offsets_off = VH_NULL;
-      } else {
-        x->conn_off = x->t_conn_off[0];
-        x->offsets_off = x->t_offs_off[0];
-      }
+      if (c->poly) x->conn_off = x->offsets_off = VH_NULL;
     }
   }
   *out = s;
+  if (topo) *topo = tp;
+  else free(tp);
   *nout = total;
   return VD_OK;
 }

@@ -34,7 +34,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   t->poly = malloc((size_t)(t->base.doc.nparts ? t->base.doc.nparts : 1) * sizeof *t->poly);
   if (!t->poly) return vd_nomem(err);
   for (int i = 0; i < t->base.doc.nparts; i++)
-    if (t->base.doc.parts[i].is_poly) t->poly[n++] = i;
+    if (t->base.doc.parts[i].topo) t->poly[n++] = i;
   t->base.nrows = n * VH_NTOPO;
   return VD_OK;
 }
@@ -54,11 +54,11 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     case 1: *v = vh_int(p->step); break;
     case 2: *v = vh_int(p->partition); break;
     case 3: *v = vd_text(vh_topo_names[k]); break;
-    case 4: *v = vh_int(p->t_nc[k]); break;
-    case 5: *v = vh_int(p->t_nci[k]); break;
-    case 6: *v = vh_int(p->t_cell_off[k]); break;
-    case 7: *v = vh_int(p->t_conn_off[k]); break;
-    default: *v = vh_int(p->t_offs_off[k]); break;
+    case 4: *v = vh_int(p->topo->nc[k]); break;
+    case 5: *v = vh_int(p->topo->nci[k]); break;
+    case 6: *v = vh_int(p->topo->cell_off[k]); break;
+    case 7: *v = vh_int(p->topo->conn_off[k]); break;
+    default: *v = vh_int(p->topo->offs_off[k]); break;
   }
   return VD_OK;
 }
