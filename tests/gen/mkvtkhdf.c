@@ -507,6 +507,13 @@ static void bad_files(void) {
   temporal_with("non_monotonic.vtkhdf", down, H5T_STD_I64LE, 2, 2);
   temporal_with("int32_overflow.vtkhdf", sat, H5T_STD_I32LE, 2, 2);
   temporal_with("too_many_steps.vtkhdf", ok2, H5T_STD_I64LE, 5, 2); /* NSteps 5, rows 2 */
+  /* an HDF5 file cut short (an interrupted copy): HDF5's own message must come through */
+  FILE *in = fopen(path_of("ug3.vtkhdf"), "rb"), *out = fopen(path_of("truncated.vtkhdf"), "wb");
+  if (!in || !out) die("truncated.vtkhdf");
+  char buf[2048];
+  size_t got = fread(buf, 1, sizeof buf, in);
+  if (fwrite(buf, 1, got, out) != got) die("truncated.vtkhdf");
+  fclose(in), fclose(out);
   f = new_file("pdc_no_assembly.vtkhdf"), g = group(f, "VTKHDF", 0);
   header(g, "PartitionedDataSetCollection", 2, 3);
   H5Gclose(g), H5Fclose(f);

@@ -39,6 +39,19 @@ static int64_t col(const int64_t *v, int cols, int64_t t, int k) {
   return v[t * cols + (k < cols ? k : 0)];
 }
 
+/* Partitions in step t. NumberOfParts is optional in the spec; without it VTK takes
+ * len(NumberOfPoints) / NSteps, which is wrong for static meshes (their entries are
+ * written once). With PartOffsets present, the entries up to the next step's different
+ * PartOffsets (or to the end) are this step's, which holds for both kinds of file. */
+static int64_t parts_of(const vh_counts *c, int64_t t) {
+  if (!c->has_steps) return c->n_np;
+  if (c->number_of_parts) return c->number_of_parts[t];
+  if (!c->part_offsets) return c->nsteps ? c->n_np / c->nsteps : 0;
+  for (int64_t u = t + 1; u < c->nsteps; u++)
+    if (c->part_offsets[u] != c->part_offsets[t]) return c->part_offsets[u] - c->part_offsets[t];
+  return c->n_np - c->part_offsets[t];
+}
+
 vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err) {
   *out = NULL;
   if (topo) *topo = NULL;
@@ -83,7 +96,7 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo 
   /* Total slots first, so one allocation serves. */
   int64_t total = 0;
   for (int64_t t = 0; t < ns; t++) {
-    int64_t n = !c->has_steps ? c->n_np : c->number_of_parts ? c->number_of_parts[t] : (ns ? c->n_np / ns : 0);
+    int64_t n = parts_of(c, t);
     int64_t p = !c->has_steps ? 0 : c->part_offsets ? c->part_offsets[t] : t * n;
     if (p > c->n_np || n > c->n_np - p)
       return vd_fail(err, VD_INVALID,
@@ -104,7 +117,7 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo 
   }
   int64_t o = 0;
   for (int64_t t = 0; t < ns; t++) {
-    int64_t n = !c->has_steps ? c->n_np : c->number_of_parts ? c->number_of_parts[t] : (ns ? c->n_np / ns : 0);
+    int64_t n = parts_of(c, t);
     int64_t p = !c->has_steps ? 0 : c->part_offsets ? c->part_offsets[t] : t * n;
     int64_t pt = c->has_steps ? col(c->point_offsets, 1, t, 0) : 0;
     int64_t cell[VH_NTOPO], conn[VH_NTOPO], offs[VH_NTOPO];

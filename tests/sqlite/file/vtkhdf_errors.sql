@@ -3,6 +3,7 @@
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/nothing.vtkhdf');
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/not_hdf5.vtkhdf');
 SELECT * FROM vtkhdf_arrays('@DATA@/vtkhdf/no_vtkhdf.h5');
+SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/truncated.vtkhdf');
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/bad_type.vtkhdf');
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/no_type_v2.vtkhdf');
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/no_counts.vtkhdf');
