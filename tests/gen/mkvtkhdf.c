@@ -599,6 +599,9 @@ int main(int argc, char **argv) {
   image("image_v1.vtkhdf", 0);
   mb_unordered();
   ext_partitions("ext_partitions", &three);
+  /* the same layout with one sub-file gone from the start (also servable over http) */
+  ext_partitions("ext_missing", &three);
+  if (remove(path_of("ext_missing_part1.vtkhdf"))) die("remove ext_missing_part1.vtkhdf");
   ext_composite("ext_composite");
   ext_steps("ext_steps");
   bad_files();

@@ -10,6 +10,7 @@
 #include "../store/store.h"
 #include "vtkhdf.h"
 #include "vtkhdf_h5.h"
+#include "vtkhdf_vfd.h"
 
 typedef struct rd {
   vh_doc *doc;
@@ -748,18 +749,20 @@ static vd_code read_all(rd *r) {
 }
 
 vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err *err) {
-  (void)ctx;
   memset(doc, 0, sizeof *doc);
-  if (strstr(url, "://") && strncasecmp(url, "file://", 7) != 0)
-    return vd_fail(err, VD_UNSUPPORTED, "%s: VTKHDF is read from local files only so far (remote HDF5 is not supported yet)",
-                   url);
-  char *path = vd_url_path(url);
+  int remote = vh_is_url(url);
+  if (!remote && strstr(url, "://") && strncasecmp(url, "file://", 7) != 0)
+    return vd_fail(err, VD_UNSUPPORTED, "%s: VTKHDF is read from local files and http(s) URLs only so far", url);
+  char *path = remote ? strdup(url) : vd_url_path(url);
   if (!path) return vd_nomem(err);
   doc->path = path;
   if (!*path) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
-  if (access(path, R_OK) != 0) return vd_fail(err, VD_NOTFOUND, "%s: no such file (or not readable)", path);
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return vd_fail(err, VD_INVALID, "%s: is a directory, not a VTKHDF file", path);
+  if (!remote) {
+    if (access(path, R_OK) != 0) return vd_fail(err, VD_NOTFOUND, "%s: no such file (or not readable)", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      return vd_fail(err, VD_INVALID, "%s: is a directory, not a VTKHDF file", path);
+  }
 
   /* HDF5 prints its error stack by default; the core never prints, so switch it off
    * for this thread while we work and carry its messages into ours. */
@@ -769,13 +772,18 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   char m[256];
   vd_code rc = VD_OK;
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* remote: every byte through the store (and its counters), sub-files included */
+  hid_t fapl = remote ? vh_vfd_fapl(ctx) : H5Pcreate(H5P_FILE_ACCESS);
   /* read-only and unlocked: VDS reads through a read-write handle can return zeros,
    * and another process may be writing the file */
-  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
-  htri_t ish5 = H5Fis_hdf5(path);
-  hid_t f = ish5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
-  if (ish5 <= 0) {
+  if (fapl >= 0 && !remote) H5Pset_file_locking(fapl, 0, 1);
+  if (remote) vh5_set_remote(ctx), vh_vfd_set_ctx(ctx);
+  htri_t ish5 = remote ? 1 : H5Fis_hdf5(path);
+  hid_t f = ish5 > 0 && fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+  if (remote && f < 0 && *vh_vfd_last_error()) {
+    rc = vd_fail(err, VD_IO, "%s", vh_vfd_last_error());
+    H5Eclear2(H5E_DEFAULT);
+  } else if (ish5 <= 0) {
     rc = vd_fail(err, VD_INVALID, "%s: not an HDF5 file", path);
     H5Eclear2(H5E_DEFAULT);
   } else if (f < 0) {
@@ -786,6 +794,7 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
     H5Fclose(f);
   }
   if (fapl >= 0) H5Pclose(fapl);
+  if (remote) vh5_set_remote(NULL), vh_vfd_set_ctx(NULL);
   H5Eclear2(H5E_DEFAULT);
   H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
   return rc;

@@ -2,6 +2,9 @@
  * is switched off by the caller (vh_open); here errors are read off the stack. */
 #include "vtkhdf_h5.h"
 
+#include "../store/store.h"
+#include "vtkhdf_vfd.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +239,41 @@ vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, 
   return VD_OK;
 }
 
+/* Remote files: existence is a HEAD through the store, asked once per name while one
+ * file is read (a file with many partitions maps the same few sub-files many times). */
+typedef struct memo {
+  char *name;
+  int exists;
+} memo;
+static _Thread_local vd_ctx *remote_ctx;
+static _Thread_local memo *memos;
+static _Thread_local int nmemos;
+
+void vh5_set_remote(vd_ctx *ctx) {
+  for (int i = 0; i < nmemos; i++) free(memos[i].name);
+  free(memos);
+  memos = NULL;
+  nmemos = 0;
+  remote_ctx = ctx;
+}
+
+static int exists_(const char *p) {
+  if (!vh_is_url(p)) return access(p, F_OK) == 0;
+  if (!remote_ctx) return 0;
+  for (int i = 0; i < nmemos; i++)
+    if (!strcmp(memos[i].name, p)) return memos[i].exists;
+  vd_objinfo info = {0};
+  vd_err e;
+  int ok = vd_head(remote_ctx, p, &info, &e) == VD_OK;
+  vd_objinfo_free(&info);
+  memo *m = realloc(memos, (nmemos + 1) * sizeof *m);
+  if (m) {
+    memos = m;
+    if ((memos[nmemos].name = strdup(p))) memos[nmemos++].exists = ok;
+  }
+  return ok;
+}
+
 static char *join(const char *dir, size_t dn, const char *name) {
   size_t nn = strlen(name);
   char *s = malloc(dn + nn + 2);
@@ -260,15 +298,26 @@ char *vh5_resolve(const char *holder, const char *name, int *exists) {
   snprintf(dir, sizeof dir, "%.*s", (int)dn, slash ? holder : ".");
   if (!slash) dn = 1;
   char *first = NULL;
+  if (vh_is_url(name)) {
+    *exists = exists_(name);
+    return strdup(name);
+  }
+  if (name[0] == '/' && vh_is_url(holder)) {
+    /* a local absolute name stored in a remote file: HDF5 ends up next to the holder */
+    const char *base = strrchr(name, '/') + 1;
+    char *p = join(dir, strlen(dir), base);
+    if (p) *exists = exists_(p);
+    return p;
+  }
   if (name[0] == '/') {
-    if (access(name, F_OK) == 0) {
+    if (exists_(name)) {
       *exists = 1;
       return strdup(name);
     }
     /* HDF5 strips the directory of a missing absolute name and looks next to holder */
     const char *base = strrchr(name, '/') + 1;
     char *p = join(strcmp(dir, "/") ? dir : "", strcmp(dir, "/") ? strlen(dir) : 0, base);
-    if (p && access(p, F_OK) == 0) {
+    if (p && exists_(p)) {
       *exists = 1;
       return p;
     }
@@ -277,11 +326,11 @@ char *vh5_resolve(const char *holder, const char *name, int *exists) {
   }
   first = strcmp(dir, ".") == 0 ? strdup(name) : join(strcmp(dir, "/") ? dir : "", strcmp(dir, "/") ? strlen(dir) : 0, name);
   if (!first) return NULL;
-  if (access(first, F_OK) == 0) {
+  if (exists_(first)) {
     *exists = 1;
     return first;
   }
-  if (access(name, F_OK) == 0) { /* last in HDF5's order: the name as given, from the CWD */
+  if (!vh_is_url(holder) && exists_(name)) { /* last in HDF5's order: the name as given, from the CWD */
     free(first);
     *exists = 1;
     return strdup(name);

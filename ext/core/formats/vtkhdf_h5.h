@@ -7,6 +7,7 @@
 #include <hdf5.h>
 #include <stdint.h>
 
+#include "../vd_ctx.h"
 #include "../vd_err.h"
 
 /* HDF5's innermost error description of the current stack (then cleared), or "". */
@@ -38,6 +39,10 @@ vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, 
  * CWD; a missing absolute name is looked for by its basename next to holder.
  * Returns the path (malloc'd; where it was expected when missing) and sets *exists. */
 char *vh5_resolve(const char *holder, const char *name, int *exists);
+
+/* While a remote file is read, existence checks go through ctx's store (NULL ends it and
+ * forgets what was learnt). */
+void vh5_set_remote(vd_ctx *ctx);
 
 /* One mapping of a virtual dataset, along its first dimension. */
 typedef struct vh5_map {

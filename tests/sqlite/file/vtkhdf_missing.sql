@@ -19,3 +19,6 @@ SELECT path, kind, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_com
 SELECT object, kind, "exists" FROM vtkhdf_sources('@DATA@/vtkhdf/ext_composite.vtkhdf') WHERE kind = 'external_link';
 .system mv @DATA@/vtkhdf/gone2 @DATA@/vtkhdf/ext_composite_BlockA.vtkhdf
 SELECT count(*), sum(status = 'ok') FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
+-- generated without its part1 (the http tests use this one too)
+SELECT partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
+  FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_missing.vtkhdf');
