@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Compares vdsql's VTKHDF relations with every ../shared/fixtures/vtkhdf/*.expect.json
 (counts and starts per block, step, partition and PolyData topology; Type; NSteps; time
-values; Assembly and Index), as TAP. The expectations were computed independently of
-vdsql (h5py, following vtkHDFReader). Skips plainly when the fixtures are absent.
+values; Assembly and Index), as TAP, on the local files and again over http (nginx on
+127.0.0.1, through vdsql's HDF5 file driver). The expectations were computed
+independently of vdsql (h5py, following vtkHDFReader). Skips plainly when the fixtures
+are absent.
    env: SO (extension, default ./vdsql), SQLITE3 (shell command), VDSQL_SHARED"""
 import glob
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 so = os.environ.get("SO", os.path.join(top, "vdsql"))
@@ -99,10 +103,30 @@ def main():
         print("1..1")
         print("ok 1 # SKIP %s not found (set VDSQL_SHARED): VTKHDF fixture comparison not run" % fixdir)
         return 0
+    roots = [("", fixdir)]
+    state = tempfile.mkdtemp(prefix="vdsql-fixhttp.")
+    srv = os.path.join(top, "scripts", "nginx-test-server")
+    r = subprocess.run([srv, "start", fixdir, state], capture_output=True, text=True)
+    if r.returncode == 0:
+        roots.append(("http ", "http://127.0.0.1:%s" % r.stdout.split()[0]))
+    try:
+        for label, root in roots:
+            run_all(files, label, root)
+        if len(roots) == 1:
+            ok(False, "http: nginx did not start: %s" % r.stderr.strip())
+    finally:
+        if len(roots) > 1:
+            subprocess.run([srv, "stop", state], capture_output=True)
+        shutil.rmtree(state, ignore_errors=True)
+    print("1..%d" % n)
+    return 0
+
+
+def run_all(files, label, root):
     for ej in files:
         exp = json.load(open(ej))
-        fname = exp["file"]
-        path = os.path.join(fixdir, fname)
+        fname = label + exp["file"]
+        path = root + "/" + exp["file"]
         try:
             parts = query("SELECT * FROM vtkhdf_partitions(%s);" % q(path))
             topos = query("SELECT * FROM vtkhdf_topologies(%s);" % q(path))
@@ -130,8 +154,14 @@ def main():
         else:
             ok(all(p["block"] == "" for p in parts) and not blocks, "%s: not composite (no blocks)" % fname)
             check_leaf(fname, exp["Type"], exp, parts, tmap)
-    print("1..%d" % n)
-    return 0
+        if label:  # the file came over http, and vdsql_stats saw it
+            st = query("CREATE TEMP TABLE x AS SELECT count(*) AS n FROM vtkhdf_partitions(%s);\n"
+                       "SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';" % q(path))
+            size = os.path.getsize(os.path.join(fixdir, exp["file"]))
+            got = [x for x in st if "requests" in x]
+            ok(got and got[0]["requests"] >= 2 and 0 < got[0]["bytes"] <= size,
+               "%s: read with %s requests, %s of %d bytes" % (fname, got and got[0]["requests"], got and got[0]["bytes"], size),
+               json.dumps(st))
 
 
 if __name__ == "__main__":
