@@ -45,9 +45,12 @@ def q(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def check_leaf(fname, label, exp, parts, topos):
-    """exp: the expectation of one leaf; parts/topos: vdsql rows of that block."""
+def check_leaf(fname, label, exp, parts, topos, starts):
+    """exp: the expectation of one leaf; parts/topos/starts: vdsql rows of that block."""
     bad = []
+    sbad = []
+    nstarts = 0
+    smap = {(a["step"], a["partition"], a["association"], a["name"]): a["start"] for a in starts}
     steps = exp["steps"]
     if len({p["step"] for p in parts}) != exp.get("NSteps", len(steps)):
         bad.append("NSteps %s, vdsql has %d steps" % (exp.get("NSteps"), len({p["step"] for p in parts})))
@@ -81,6 +84,12 @@ def check_leaf(fname, label, exp, parts, topos):
             for col, want in pairs:
                 if g[col] != want:
                     bad.append("%s: %s = %r, expected %r" % (key, col, g[col], want))
+            for assoc, key2 in (("point", "PointDataStart"), ("cell", "CellDataStart")):
+                for name, want in e.get(key2, {}).items():
+                    nstarts += 1
+                    got_start = smap.get((s["step"], e["partition"], assoc, name))
+                    if got_start != want:
+                        sbad.append("%s %s %s: start %r, expected %r" % (key, assoc, name, got_start, want))
             if poly:
                 for topo, te in e["topologies"].items():
                     t = topos.get((s["step"], e["partition"], topo))
@@ -95,6 +104,8 @@ def check_leaf(fname, label, exp, parts, topos):
     if extra:
         bad.append("rows vdsql has and the expectation does not: %s" % sorted(extra))
     ok(not bad, "%s %s: %d partitions, counts and starts as expected" % (fname, label, len(want_keys)), "\n".join(bad))
+    ok(not sbad and nstarts > 0, "%s %s: %d PointData/CellData array starts as expected" % (fname, label, nstarts),
+       "\n".join(sbad))
 
 
 def main():
@@ -131,6 +142,7 @@ def run_all(files, label, root):
             parts = query("SELECT * FROM vtkhdf_partitions(%s);" % q(path))
             topos = query("SELECT * FROM vtkhdf_topologies(%s);" % q(path))
             blocks = query("SELECT * FROM vtkhdf_blocks(%s);" % q(path))
+            starts = query("SELECT * FROM vtkhdf_array_starts(%s);" % q(path))
         except Exception as e:  # one failure per file, and carry on with the others
             ok(False, "%s: query" % fname, e)
             continue
@@ -150,10 +162,11 @@ def run_all(files, label, root):
                 ok(b["type"] == bexp["Type"] and b["index"] == bexp.get("Index"),
                    "%s: block %s Type %s Index %s" % (fname, bname, bexp["Type"], bexp.get("Index")), json.dumps(b))
                 check_leaf(fname, "block " + bname, bexp, [p for p in parts if p["block"] == bpath[0]],
-                           {(s, p, t): v for (s, p, t), v in tmap.items() if v["block"] == bpath[0]})
+                           {(s, p, t): v for (s, p, t), v in tmap.items() if v["block"] == bpath[0]},
+                           [a for a in starts if a["block"] == bpath[0]])
         else:
             ok(all(p["block"] == "" for p in parts) and not blocks, "%s: not composite (no blocks)" % fname)
-            check_leaf(fname, exp["Type"], exp, parts, tmap)
+            check_leaf(fname, exp["Type"], exp, parts, tmap, starts)
         if label:  # the file came over http, and vdsql_stats saw it
             st = query("CREATE TEMP TABLE x AS SELECT count(*) AS n FROM vtkhdf_partitions(%s);\n"
                        "SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';" % q(path))

@@ -50,6 +50,12 @@ typedef struct vh_block {
   int64_t index;
 } vh_block;
 
+/* Where a PointData/CellData array's slice for one partition starts (spec section 3). */
+typedef struct vh_astart {
+  const char *block, *association, *name; /* pooled / static */
+  int64_t step, partition, start, count;
+} vh_astart;
+
 typedef struct vh_doc {
   char *path;
   char **strs; /* the string pool vh_part points into */
@@ -62,6 +68,8 @@ typedef struct vh_doc {
   int nsources, capsources;
   vh_block *blocks;
   int nblocks, capblocks;
+  vh_astart *starts;
+  int nstarts, capstarts;
 } vh_doc;
 
 /* What to collect (the rest is skipped, which keeps each relation cheap). */
@@ -69,6 +77,7 @@ typedef struct vh_doc {
 #define VH_ARRAYS 0x2
 #define VH_SOURCES 0x4
 #define VH_BLOCKS 0x8
+#define VH_STARTS 0x10
 
 /* Reads the file at url (a local path or file:// URL) into doc. Errors name the file and
  * the fault; HDF5's own message is carried into err, never printed. */

@@ -83,6 +83,13 @@ static int is_composite(const char *t) {
 
 /* ---------------- partitions ---------------- */
 
+typedef struct names {
+  char **v;
+  int n, cap;
+} names;
+static int list_children(hid_t g, int by_name, names *ns);
+static void names_free(names *ns);
+
 typedef struct leaf {
   const char *block, *type, *holder; /* holder: the file that holds this leaf's group */
   char where[512];                   /* names the leaf in errors */
@@ -207,6 +214,77 @@ static vd_code mark_missing(rd *r, hid_t loc, const char *name, const leaf *L, u
   return VD_OK;
 }
 
+/* Per-array starts: Steps/<Assoc>DataOffsets/<name>[t] plus the earlier partitions of
+ * the step when the file has that dataset (arrays that change at their own rate),
+ * otherwise the geometry start (static arrays). */
+static vd_code array_starts(rd *r, hid_t lg, const leaf *L, const steps *s, const vh_counts *c, const vh_slot *sl,
+                            int64_t nsl, const unsigned char *miss, int poly) {
+  static const char *const groups[] = {"PointData", "CellData"}, *const offs[] = {"PointDataOffsets", "CellDataOffsets"};
+  static const char *const assoc[] = {"point", "cell"};
+  vd_code rc = VD_OK;
+  char m[256];
+  for (int gi = 0; gi < 2 && !rc; gi++) {
+    if (H5Lexists(lg, groups[gi], H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      continue;
+    }
+    hid_t g = H5Gopen2(lg, groups[gi], H5P_DEFAULT);
+    if (g < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
+    names ns = {0};
+    hid_t og = -1;
+    if (s->g >= 0 && H5Lexists(s->g, offs[gi], H5P_DEFAULT) > 0) og = H5Gopen2(s->g, offs[gi], H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    if (list_children(g, 1, &ns) < 0)
+      rc = vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
+    for (int i = 0; i < ns.n && !rc; i++) {
+      int64_t *o = NULL, no = 0;
+      if (og >= 0) {
+        char what[600];
+        snprintf(what, sizeof what, "%s: Steps/%s", L->where, offs[gi]);
+        if ((rc = vh5_read_i64(og, ns.v[i], 0, 0, what, &o, &no, NULL, r->err))) break;
+        if (o && no < c->nsteps) {
+          rc = vd_fail(r->err, VD_INVALID, "%s: Steps/%s/%s has %lld rows but NSteps is %lld (inconsistent Steps lengths)",
+                       L->where, offs[gi], ns.v[i], (long long)no, (long long)c->nsteps);
+          free(o);
+          break;
+        }
+      }
+      int ok = 1;
+      const char *blk = intern(r->doc, L->block, &ok), *nm = intern(r->doc, ns.v[i], &ok);
+      for (int64_t k = 0; k < nsl && ok && !rc; k++) {
+        const vh_slot *x = &sl[k];
+        vh_doc *d = r->doc;
+        if (d->nstarts == d->capstarts) {
+          int nc = d->capstarts ? d->capstarts * 2 : 64;
+          vh_astart *p = realloc(d->starts, (size_t)nc * sizeof *p);
+          if (!p) {
+            rc = vd_nomem(r->err);
+            break;
+          }
+          d->starts = p, d->capstarts = nc;
+        }
+        vh_astart *a = &d->starts[d->nstarts++];
+        a->block = blk, a->association = assoc[gi], a->name = nm, a->step = x->step, a->partition = x->partition;
+        int64_t geo = gi == 0 ? x->point_off : x->cell_off, base = 0;
+        if (c->has_steps) {
+          if (gi == 0) base = c->point_offsets ? c->point_offsets[x->step] : 0;
+          else
+            for (int t = 0; t < (poly ? VH_NTOPO : 1); t++)
+              base += c->cell_offsets ? c->cell_offsets[x->step * c->cell_offsets_cols + (t < c->cell_offsets_cols ? t : 0)] : 0;
+        }
+        a->start = o ? o[x->step] + (geo - base) : geo;
+        a->count = miss[x->entry] ? VH_NULL : gi == 0 ? x->np : x->nc;
+      }
+      free(o);
+      if (!ok && !rc) rc = vd_nomem(r->err);
+    }
+    names_free(&ns);
+    if (og >= 0) H5Gclose(og);
+    H5Gclose(g);
+  }
+  return rc;
+}
+
 /* Big-dataset mappings used to recover a missing partition's size (its rows are still
  * mapped, to a file that is gone) so later partitions keep their true starts. */
 typedef struct bigmaps {
@@ -329,6 +407,8 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     if (!changed) break;
   }
 
+  if ((r->what & VH_STARTS) && (rc = array_starts(r, lg, L, &s, &c, sl, nsl, miss, poly))) goto done;
+  if (!(r->what & VH_PARTS)) goto done;
   /* The file behind each partition's Points; for an empty partition (no Points rows
    * mapped) the file its NumberOfPoints entry comes from */
   if ((rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &pm, &npm, r->err)) ||
@@ -422,11 +502,6 @@ static const char *type_name(hid_t t, char *buf, size_t n) {
   else snprintf(buf, n, "other");
   return buf;
 }
-
-typedef struct names {
-  char **v;
-  int n, cap;
-} names;
 
 static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *li, void *data) {
   names *ns = data;
@@ -538,7 +613,8 @@ static vd_code do_leaf(rd *r, hid_t lg, leaf *L) {
   }
   if (is_composite(L->type)) return vd_fail(r->err, VD_INVALID, "%s: a composite leaf must not be composite itself", L->where);
   int ug = !strcmp(L->type, "UnstructuredGrid"), poly = !strcmp(L->type, "PolyData");
-  if (r->what & VH_PARTS) rc = (ug || poly) ? grid_parts(r, lg, L, poly) : image_parts(r, lg, L);
+  if ((r->what & VH_STARTS) && (ug || poly)) rc = grid_parts(r, lg, L, poly);
+  else if (r->what & VH_PARTS) rc = (ug || poly) ? grid_parts(r, lg, L, poly) : image_parts(r, lg, L);
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
@@ -728,7 +804,7 @@ static vd_code read_all(rd *r) {
   vd_code rc = read_type(r, root, "/VTKHDF", &type);
   if (!rc && !type) rc = vd_fail(r->err, VD_INVALID, "%s: /VTKHDF has no Type attribute (and Version is not 1.x)", r->path);
   if (!rc && is_composite(type)) {
-    if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS))) {
+    if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS | VH_STARTS))) {
       hid_t ag = H5Lexists(root, "Assembly", H5P_DEFAULT) > 0 ? H5Gopen2(root, "Assembly", H5P_DEFAULT) : -1;
       if (ag < 0) {
         rc = vd_fail(r->err, VD_INVALID, "%s: %s without an /VTKHDF/Assembly group", r->path, type);
@@ -816,6 +892,6 @@ void vh_doc_free(vh_doc *d) {
     vh_block *b = &d->blocks[i];
     free(b->path), free(b->name), free(b->kind), free(b->leaf), free(b->type), free(b->external_file);
   }
-  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->path);
+  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->starts), free(d->path);
   memset(d, 0, sizeof *d);
 }

@@ -14,7 +14,7 @@ vd_code vh_cur_open(vd_ctx *ctx, const char *rel, const vd_value *a, unsigned wh
   free(path);
   if (rc) return rc;
   c->nrows = what == VH_PARTS ? c->doc.nparts : what == VH_ARRAYS ? c->doc.narrays
-           : what == VH_SOURCES ? c->doc.nsources : c->doc.nblocks;
+           : what == VH_SOURCES ? c->doc.nsources : what == VH_STARTS ? c->doc.nstarts : c->doc.nblocks;
   return VD_OK;
 }
 

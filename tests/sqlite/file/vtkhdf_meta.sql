@@ -14,3 +14,7 @@ SELECT count(*) FROM vtkhdf_sources('@DATA@/vtkhdf/ug3.vtkhdf');
 SELECT * FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_composite.vtkhdf');
 SELECT * FROM vtkhdf_blocks('@DATA@/vtkhdf/mb_unordered.vtkhdf');
 SELECT count(*) FROM vtkhdf_blocks('@DATA@/vtkhdf/ug3.vtkhdf');
+-- per-array starts: arrays without Steps/*DataOffsets follow the geometry
+SELECT * FROM vtkhdf_array_starts('@DATA@/vtkhdf/ug_temporal.vtkhdf') WHERE step = 1;
+SELECT * FROM vtkhdf_array_starts('@DATA@/vtkhdf/ext_missing.vtkhdf');
+SELECT count(*) FROM vtkhdf_array_starts('@DATA@/vtkhdf/image.vtkhdf');
