@@ -44,6 +44,12 @@ static void file_free(vfd_file *f) {
   free(f);
 }
 
+int vh_vfd_known(const char *url) {
+  for (int i = 0; i < NPOOL; i++)
+    if (pool[i] && !strcmp(pool[i]->url, url)) return 1;
+  return 0;
+}
+
 void vh_vfd_set_ctx(vd_ctx *ctx) {
   cur_ctx = ctx;
   for (int i = 0; i < NPOOL; i++)

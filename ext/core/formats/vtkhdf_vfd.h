@@ -11,6 +11,9 @@
 hid_t vh_vfd_fapl(vd_ctx *ctx);
 /* The context sub-files opened on this thread read through (NULL when done). */
 void vh_vfd_set_ctx(vd_ctx *ctx);
+/* 1 when HDF5 already opened url through the driver during the read in progress (so it
+ * exists: no need to ask the server again). */
+int vh_vfd_known(const char *url);
 /* Why the driver's last open or read failed on this thread ("" if it did not). */
 const char *vh_vfd_last_error(void);
 int vh_is_url(const char *s);
