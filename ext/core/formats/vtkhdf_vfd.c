@@ -1,0 +1,273 @@
+/* A read-only HDF5 virtual file driver over vdsql's store (vd_get range reads), so VTKHDF
+ * files behind http(s) URLs (and later S3/Azure) are read with the same code as local
+ * files and every byte is counted in vdsql_stats. HDF5 issues many small reads (object
+ * headers, B-tree nodes, a few bytes each); a block cache turns them into a few aligned
+ * range requests, coalescing runs of missing blocks into one request. */
+#include "vtkhdf_vfd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/store.h"
+
+#define BLOCK (64 * 1024)
+#define NCACHE 256 /* 16 MiB per open file at most */
+
+typedef struct vfd_fapl {
+  vd_ctx *ctx;
+} vfd_fapl;
+
+typedef struct vfd_file {
+  H5FD_t pub; /* must be first: HDF5 casts */
+  vd_ctx *ctx;
+  char *url;
+  haddr_t eoa, eof;
+  int64_t blk[NCACHE]; /* block index held in each slot, -1 empty */
+  unsigned char *data[NCACHE];
+  size_t len[NCACHE];
+  int next; /* round-robin eviction */
+} vfd_file;
+
+static _Thread_local vd_err last_err; /* why the last open or read failed, for vh_open's message */
+static hid_t driver_id = -1;
+static _Thread_local vd_ctx *cur_ctx;
+
+/* HDF5 opens and closes a virtual dataset's source files for every read, so closed files
+ * are kept (size and cached blocks) until the read in progress ends: each sub-file then
+ * costs one HEAD and the blocks it needs, however often HDF5 reopens it. */
+#define NPOOL 64
+static _Thread_local vfd_file *pool[NPOOL];
+
+static void file_free(vfd_file *f) {
+  for (int i = 0; i < NCACHE; i++) free(f->data[i]);
+  free(f->url);
+  free(f);
+}
+
+int vh_vfd_known(const char *url) {
+  for (int i = 0; i < NPOOL; i++)
+    if (pool[i] && !strcmp(pool[i]->url, url)) return 1;
+  return 0;
+}
+
+void vh_vfd_set_ctx(vd_ctx *ctx) {
+  cur_ctx = ctx;
+  for (int i = 0; i < NPOOL; i++)
+    if (pool[i]) file_free(pool[i]), pool[i] = NULL;
+}
+
+const char *vh_vfd_last_error(void) { return last_err.msg; }
+
+/* HDF5 composes sub-file names by prefixing the parent's directory, and for a name that
+ * is not an absolute path it prefixes the current directory too ("/cwd/http://h/d/x").
+ * The URL is whatever starts at the scheme. */
+static const char *url_in(const char *name) {
+  const char *p = strstr(name, "https://");
+  const char *q = strstr(name, "http://");
+  if (p && (!q || p < q)) return p;
+  return q ? q : name;
+}
+
+static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
+  (void)maxaddr;
+  vd_err_clear(&last_err);
+  if (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) {
+    vd_fail(&last_err, VD_READONLY, "%s: remote VTKHDF files are read-only", name);
+    return NULL;
+  }
+  /* the sub-files HDF5 opens for external links and virtual datasets get a copy of the
+   * parent's access list without our driver info (1.10.8), so the context of the read in
+   * progress on this thread stands in */
+  const vfd_fapl *fa = H5Pget_driver_info(fapl);
+  H5Eclear2(H5E_DEFAULT);
+  vd_ctx *ctx = fa && fa->ctx ? fa->ctx : cur_ctx;
+  if (!ctx) {
+    vd_fail(&last_err, VD_ERROR, "%s: the vdsql HDF5 driver has no context", name);
+    return NULL;
+  }
+  const char *url = url_in(name);
+  if (!vh_is_url(url)) { /* a local name HDF5 tried first (an absolute sub-file path): not ours */
+    vd_fail(&last_err, VD_NOTFOUND, "%s: not a URL", name);
+    return NULL;
+  }
+  for (int i = 0; i < NPOOL; i++)
+    if (pool[i] && pool[i]->ctx == ctx && !strcmp(pool[i]->url, url)) {
+      vfd_file *f = pool[i];
+      pool[i] = NULL;
+      H5FD_t fresh = {0};
+      f->pub = fresh; /* HDF5 fills the public part again */
+      f->eoa = 0;
+      return &f->pub;
+    }
+  vd_objinfo info = {0};
+  if (vd_head(ctx, url, &info, &last_err)) return NULL;
+  int64_t size = info.size;
+  vd_objinfo_free(&info);
+  if (size < 0) {
+    vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", url);
+    return NULL;
+  }
+  vfd_file *f = calloc(1, sizeof *f);
+  if (!f || !(f->url = strdup(url))) {
+    free(f);
+    vd_nomem(&last_err);
+    return NULL;
+  }
+  f->ctx = ctx;
+  f->eof = (haddr_t)size;
+  for (int i = 0; i < NCACHE; i++) f->blk[i] = -1;
+  return &f->pub;
+}
+
+static herr_t v_close(H5FD_t *file) {
+  vfd_file *f = (vfd_file *)file;
+  if (cur_ctx) /* keep it for a reopen while the read is in progress */
+    for (int i = 0; i < NPOOL; i++)
+      if (!pool[i]) {
+        pool[i] = f;
+        return 0;
+      }
+  file_free(f);
+  return 0;
+}
+
+static int v_cmp(const H5FD_t *a, const H5FD_t *b) { return strcmp(((const vfd_file *)a)->url, ((const vfd_file *)b)->url); }
+
+static herr_t v_query(const H5FD_t *f, unsigned long *flags) {
+  (void)f;
+  /* let HDF5 gather small metadata and raw-data reads into larger ones */
+  *flags = H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE;
+  return 0;
+}
+
+static haddr_t v_get_eoa(const H5FD_t *file, H5FD_mem_t type) { return ((const vfd_file *)file)->eoa; }
+static herr_t v_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr) {
+  ((vfd_file *)file)->eoa = addr;
+  return 0;
+}
+static haddr_t v_get_eof(const H5FD_t *file, H5FD_mem_t type) { return ((const vfd_file *)file)->eof; }
+
+static int slot_of(const vfd_file *f, int64_t b) {
+  for (int i = 0; i < NCACHE; i++)
+    if (f->blk[i] == b) return i;
+  return -1;
+}
+
+/* Fetches blocks [b0, b1] (all missing) with one range request and caches them. */
+static int fetch(vfd_file *f, int64_t b0, int64_t b1) {
+  int64_t off = b0 * BLOCK, len = (b1 - b0 + 1) * BLOCK;
+  if (off + len > (int64_t)f->eof) len = (int64_t)f->eof - off;
+  if (len <= 0) return 0;
+  vd_buf buf = {0};
+  if (vd_get(f->ctx, f->url, off, len, &buf, NULL, &last_err)) {
+    vd_buf_free(&buf);
+    return -1;
+  }
+  for (int64_t b = b0; b <= b1; b++) {
+    size_t from = (size_t)((b - b0) * BLOCK);
+    if (from >= buf.len) break;
+    size_t n = buf.len - from < BLOCK ? buf.len - from : BLOCK;
+    int s = f->next;
+    f->next = (f->next + 1) % NCACHE;
+    free(f->data[s]);
+    f->data[s] = malloc(n);
+    if (!f->data[s]) {
+      f->blk[s] = -1;
+      vd_buf_free(&buf);
+      vd_nomem(&last_err);
+      return -1;
+    }
+    memcpy(f->data[s], buf.data + from, n);
+    f->len[s] = n;
+    f->blk[s] = b;
+  }
+  vd_buf_free(&buf);
+  return 0;
+}
+
+static herr_t v_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buffer) {
+  vfd_file *f = (vfd_file *)file;
+  unsigned char *out = buffer;
+  if (!size) return 0;
+  int64_t first = (int64_t)(addr / BLOCK), last = (int64_t)((addr + size - 1) / BLOCK);
+  int64_t lastreal = f->eof ? (int64_t)((f->eof - 1) / BLOCK) : -1;
+  /* one request per run of missing blocks (capped so the cache can hold a run) */
+  for (int64_t b = first; b <= last && b <= lastreal;) {
+    if (slot_of(f, b) >= 0) {
+      b++;
+      continue;
+    }
+    int64_t e = b;
+    while (e + 1 <= last && e + 1 <= lastreal && e - b + 1 < NCACHE / 2 && slot_of(f, e + 1) < 0) e++;
+    if (fetch(f, b, e)) return -1;
+    b = e + 1;
+  }
+  for (size_t done = 0; done < size;) {
+    haddr_t a = addr + done;
+    int64_t b = (int64_t)(a / BLOCK);
+    size_t in = (size_t)(a % BLOCK), n = BLOCK - in;
+    if (n > size - done) n = size - done;
+    int s = b <= lastreal ? slot_of(f, b) : -1;
+    if (s < 0) {
+      if (b <= lastreal) { /* evicted by a run longer than the cache: fetch it alone */
+        if (fetch(f, b, b) || (s = slot_of(f, b)) < 0) return -1;
+      }
+    }
+    if (s >= 0 && in < f->len[s]) {
+      size_t have = f->len[s] - in < n ? f->len[s] - in : n;
+      memcpy(out + done, f->data[s] + in, have);
+      if (have < n) memset(out + done + have, 0, n - have);
+    } else {
+      memset(out + done, 0, n); /* past the end of the file: HDF5 expects zeros */
+    }
+    done += n;
+  }
+  return 0;
+}
+
+static herr_t v_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buffer) {
+  return -1; /* read-only */
+}
+
+static const H5FD_class_t vfd_class = {
+    "vdsql_store",
+    (haddr_t)INT64_MAX,
+    H5F_CLOSE_WEAK,
+    NULL, /* terminate */
+    NULL, NULL, NULL, /* superblock */
+    sizeof(vfd_fapl),
+    NULL, NULL, NULL, /* fapl get/copy/free: HDF5 copies the struct */
+    0, NULL, NULL,
+    v_open,
+    v_close,
+    v_cmp,
+    v_query,
+    NULL, /* get_type_map */
+    NULL, /* alloc */
+    NULL, /* free */
+    v_get_eoa,
+    v_set_eoa,
+    v_get_eof,
+    NULL, /* get_handle */
+    v_read,
+    v_write,
+    NULL, /* flush */
+    NULL, /* truncate */
+    NULL, /* lock */
+    NULL, /* unlock */
+    H5FD_FLMAP_DICHOTOMY,
+};
+
+hid_t vh_vfd_fapl(vd_ctx *ctx) {
+  if (driver_id < 0 || H5Iis_valid(driver_id) <= 0) driver_id = H5FDregister(&vfd_class);
+  if (driver_id < 0) return -1;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  vfd_fapl fa = {ctx};
+  if (fapl < 0 || H5Pset_driver(fapl, driver_id, &fa) < 0) {
+    if (fapl >= 0) H5Pclose(fapl);
+    return -1;
+  }
+  return fapl;
+}
+
+int vh_is_url(const char *s) { return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8); }

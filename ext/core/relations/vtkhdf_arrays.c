@@ -1,0 +1,31 @@
+/* vtkhdf_arrays(path): every data array of every leaf (PointData, CellData, FieldData,
+ * RowData), in name order as VTK lists them, with type, shape and the file holding it. */
+#include "vtkhdf_cursor.h"
+
+static const vd_colspec cols[] = {{"block", VD_TEXT, 0},      {"association", VD_TEXT, 0}, {"name", VD_TEXT, 0},
+                                  {"type", VD_TEXT, 0},       {"components", VD_INT, 0},   {"tuples", VD_INT, 0},
+                                  {"attribute", VD_TEXT, 0},  {"source_file", VD_TEXT, 0}, {"path", VD_TEXT, VD_COL_ARG}};
+
+static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
+  return vh_cur_open(ctx, "vtkhdf_arrays", a, VH_ARRAYS, out, err);
+}
+
+static vd_value opt(const char *s) { return s ? vd_text(s) : vd_null(); }
+
+static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
+  const vh_array *x = &((vh_cur *)cur)->doc.arrays[((vh_cur *)cur)->row];
+  switch (col) {
+    case 0: *v = vd_text(x->block); break;
+    case 1: *v = vd_text(x->association); break;
+    case 2: *v = vd_text(x->name); break;
+    case 3: *v = vd_text(x->type); break;
+    case 4: *v = vd_int(x->components); break;
+    case 5: *v = vd_int(x->tuples); break;
+    case 6: *v = opt(x->attribute); break;
+    default: *v = opt(x->source_file); break;
+  }
+  return VD_OK;
+}
+
+const vd_relation vd_rel_vtkhdf_arrays = {"vtkhdf_arrays", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
+                                          open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};

@@ -1,0 +1,39 @@
+/* vtkhdf_partitions(path): one row per (block, step, partition) of a VTKHDF file, with
+ * counts and the starts into Points, Types/CellData, Connectivity and Offsets computed
+ * as VTK's reader computes them, and the file that really holds the partition. */
+#include "vtkhdf_cursor.h"
+
+static const vd_colspec cols[] = {
+    {"block", VD_TEXT, 0},        {"step", VD_INT, 0},          {"time", VD_REAL, 0},
+    {"partition", VD_INT, 0},     {"type", VD_TEXT, 0},         {"n_points", VD_INT, 0},
+    {"n_cells", VD_INT, 0},       {"n_connectivity_ids", VD_INT, 0}, {"point_offset", VD_INT, 0},
+    {"cell_offset", VD_INT, 0},   {"connectivity_offset", VD_INT, 0}, {"offsets_offset", VD_INT, 0},
+    {"source_file", VD_TEXT, 0},  {"status", VD_TEXT, 0},       {"path", VD_TEXT, VD_COL_ARG}};
+
+static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
+  return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, out, err);
+}
+
+static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
+  const vh_part *p = &((vh_cur *)cur)->doc.parts[((vh_cur *)cur)->row];
+  switch (col) {
+    case 0: *v = vd_text(p->block); break;
+    case 1: *v = vh_int(p->step); break;
+    case 2: *v = p->has_time ? vd_real(p->time) : vd_null(); break;
+    case 3: *v = vh_int(p->partition); break;
+    case 4: *v = p->type ? vd_text(p->type) : vd_null(); break;
+    case 5: *v = vh_int(p->n_points); break;
+    case 6: *v = vh_int(p->n_cells); break;
+    case 7: *v = vh_int(p->n_conn); break;
+    case 8: *v = vh_int(p->point_off); break;
+    case 9: *v = vh_int(p->cell_off); break;
+    case 10: *v = vh_int(p->conn_off); break;
+    case 11: *v = vh_int(p->offsets_off); break;
+    case 12: *v = p->source_file ? vd_text(p->source_file) : vd_null(); break;
+    default: *v = vd_text(p->status); break;
+  }
+  return VD_OK;
+}
+
+const vd_relation vd_rel_vtkhdf_partitions = {"vtkhdf_partitions", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
+                                              open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};

@@ -1,0 +1,28 @@
+/* vtkhdf_sources(path): one row per external link and per virtual-dataset mapping under
+ * /VTKHDF (following external links into sub-files), with where the named file really
+ * is and whether it exists. */
+#include "vtkhdf_cursor.h"
+
+static const vd_colspec cols[] = {{"object", VD_TEXT, 0},        {"kind", VD_TEXT, 0},   {"file", VD_TEXT, 0},
+                                  {"resolved_path", VD_TEXT, 0}, {"target", VD_TEXT, 0}, {"exists", VD_INT, 0},
+                                  {"path", VD_TEXT, VD_COL_ARG}};
+
+static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
+  return vh_cur_open(ctx, "vtkhdf_sources", a, VH_SOURCES, out, err);
+}
+
+static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
+  const vh_source *s = &((vh_cur *)cur)->doc.sources[((vh_cur *)cur)->row];
+  switch (col) {
+    case 0: *v = vd_text(s->object); break;
+    case 1: *v = vd_text(s->kind); break;
+    case 2: *v = vd_text(s->file); break;
+    case 3: *v = vd_text(s->resolved); break;
+    case 4: *v = vd_text(s->target); break;
+    default: *v = vd_int(s->exists); break;
+  }
+  return VD_OK;
+}
+
+const vd_relation vd_rel_vtkhdf_sources = {"vtkhdf_sources", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
+                                           open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};

@@ -1,0 +1,24 @@
+-- A missing sub-file: HDF5 reads zeros for a missing virtual-dataset source; vdsql reports
+-- missing_source with NULL counts for exactly that file's rows and keeps every other row.
+.mode list
+.headers on
+.system mv @DATA@/vtkhdf/ext_partitions_part0.vtkhdf @DATA@/vtkhdf/gone0
+SELECT partition, n_points, n_cells, point_offset, cell_offset, offsets_offset, source_file, status
+  FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_partitions.vtkhdf');
+SELECT object, "exists" FROM vtkhdf_sources('@DATA@/vtkhdf/ext_partitions.vtkhdf') WHERE object LIKE '%/NumberOfPoints';
+.system mv @DATA@/vtkhdf/gone0 @DATA@/vtkhdf/ext_partitions_part0.vtkhdf
+-- a step file: both partitions of step 1 are in it, so the second one's starts are unknown
+.system mv @DATA@/vtkhdf/ext_steps_1.vtkhdf @DATA@/vtkhdf/gone1
+SELECT step, partition, n_points, point_offset, cell_offset, source_file, status
+  FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_steps.vtkhdf');
+.system mv @DATA@/vtkhdf/gone1 @DATA@/vtkhdf/ext_steps_1.vtkhdf
+-- an external-link block: one row for the block, its file named
+.system mv @DATA@/vtkhdf/ext_composite_BlockA.vtkhdf @DATA@/vtkhdf/gone2
+SELECT block, step, partition, n_points, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
+SELECT path, kind, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_composite.vtkhdf');
+SELECT object, kind, "exists" FROM vtkhdf_sources('@DATA@/vtkhdf/ext_composite.vtkhdf') WHERE kind = 'external_link';
+.system mv @DATA@/vtkhdf/gone2 @DATA@/vtkhdf/ext_composite_BlockA.vtkhdf
+SELECT count(*), sum(status = 'ok') FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
+-- generated without its part1 (the http tests use this one too)
+SELECT partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
+  FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_missing.vtkhdf');
