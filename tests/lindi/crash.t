@@ -16,7 +16,7 @@ import sys
 import tarfile
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ok, plan, shell_args, sql  # noqa: E402
 
 LINDI = os.environ.get("LINDI_SRC")

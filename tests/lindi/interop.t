@@ -13,7 +13,7 @@ import tarfile
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ok, plan, shell_args, skip, sql  # noqa: E402
 
 LINDI = os.environ.get("LINDI_SRC")

@@ -14,28 +14,9 @@ import sys
 import tempfile
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-so = os.environ.get("SO", os.path.join(top, "vdsql"))
-sqlite3 = shlex.split(os.environ.get("SQLITE3", "sqlite3"))
 mk = os.environ.get("MKVTKHDF", os.path.join(top, "build", "mkvtkhdf"))
-n = 0
-
-
-def ok(cond, name, diag=""):
-    global n
-    n += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, name))
-    if not cond and diag:
-        for line in str(diag).splitlines()[:30]:
-            print("#   " + line)
-    return cond
-
-
-def query(sql):
-    r = subprocess.run(sqlite3 + ["-batch", "-cmd", ".load " + so, "-cmd", ".mode json", ":memory:"],
-                       input=sql, capture_output=True, text=True)
-    if r.returncode != 0 or "rror" in r.stderr:
-        raise RuntimeError("sqlite3: " + r.stderr.strip())
-    return json.loads(r.stdout) if r.stdout.strip() else []
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from taplib import ok, plan, query  # noqa: E402
 
 
 def parts(path):
@@ -143,8 +124,7 @@ def main():
                json.dumps(rows, indent=1))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return 0
+    return plan()
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-"""TAP output and the sqlite3 shell with vdsql loaded, for the LINDI test scripts."""
+"""TAP output and the sqlite3 shell with vdsql loaded, for the Python test scripts
+(tests/lindi, tests/vtkhdf)."""
+import json
 import os
+import shlex
 import subprocess
 import sys
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SO = os.environ.get("SO", os.path.join(TOP, "vdsql"))
-SQLITE3 = os.environ.get("SQLITE3", "sqlite3").split()
+SQLITE3 = shlex.split(os.environ.get("SQLITE3", "sqlite3"))
 counts = {"n": 0, "failed": 0}
 
 
@@ -14,9 +17,10 @@ def ok(cond, msg, detail=""):
     print("%sok %d - %s" % ("" if cond else "not ", counts["n"], msg))
     if not cond:
         counts["failed"] += 1
-        for line in str(detail).splitlines()[:30]:
+        for line in str(detail).splitlines()[:40]:
             print("#   " + line)
     sys.stdout.flush()
+    return cond
 
 
 def skip(msg):
@@ -38,3 +42,11 @@ def sql(script, env=None, check=False):
     if check and p.returncode != 0:
         raise RuntimeError("sqlite3 failed (%d): %s" % (p.returncode, p.stderr))
     return p
+
+
+def query(sql):
+    """Rows of a query as dicts (the shell's JSON mode); raises on any error."""
+    r = subprocess.run(shell_args()[:-1] + ["-cmd", ".mode json", ":memory:"], input=sql, capture_output=True, text=True)
+    if r.returncode != 0 or "rror" in r.stderr:
+        raise RuntimeError("sqlite3 failed: " + r.stderr.strip())
+    return json.loads(r.stdout) if r.stdout.strip() else []
