@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     int first = 1;
     for (int c = 0; c < r->ncols; c++)
       if (r->cols[c].flags & VD_COL_ARG) {
-        printf("%s%s %s%s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type),
+        printf("%s\"%s\" %s%s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type),
                (r->cols[c].flags & VD_COL_OPT) ? " DEFAULT NULL" : "");
         first = 0;
       }
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     first = 1;
     for (int c = 0; c < r->ncols; c++)
       if (!(r->cols[c].flags & VD_COL_ARG)) {
-        printf("%s%s %s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type));
+        printf("%s\"%s\" %s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type)); /* quoted: exists, index... */
         first = 0;
       }
     printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s;\n", (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE");
