@@ -459,25 +459,23 @@ static const sqlite3_module table_module = {
     .xRollbackTo = vt_rollback_to,
 };
 
-/* Both a table-valued function and a named writable table: SQLite makes a module
- * eponymous only when xCreate is xConnect. */
-static sqlite3_module both_module;
+/* The other two kinds of module are derived from table_module, so the callbacks are
+ * listed once: a read-only table-valued function (eponymous only: no xCreate, no write
+ * hooks) and a module that is both a table-valued function and a named writable table
+ * (SQLite makes a module eponymous only when xCreate is xConnect). */
+static sqlite3_module module, both_module;
 
-static const sqlite3_module module = {
-    .iVersion = 0,
-    .xCreate = NULL, /* eponymous only: used as a table-valued function */
-    .xConnect = vt_connect,
-    .xBestIndex = vt_best_index,
-    .xDisconnect = vt_disconnect,
-    .xDestroy = vt_disconnect,
-    .xOpen = vt_open,
-    .xClose = vt_close,
-    .xFilter = vt_filter,
-    .xNext = vt_next,
-    .xEof = vt_eof,
-    .xColumn = vt_column,
-    .xRowid = vt_rowid,
-};
+static void derive_modules(void) {
+  if (module.xConnect) return;
+  both_module = table_module;
+  both_module.xCreate = vt_connect;
+  module = table_module;
+  module.iVersion = 0;
+  module.xCreate = NULL;
+  module.xUpdate = NULL;
+  module.xBegin = module.xSync = module.xCommit = module.xRollback = NULL;
+  module.xSavepoint = module.xRelease = module.xRollbackTo = NULL;
+}
 
 static void aux_destroy(void *p) {
   mod_aux *m = p;
@@ -491,10 +489,7 @@ int vdsql_register_relation(sqlite3 *db, const vd_relation *rel, vdsql_conn *con
   m->rel = rel;
   m->conn = conn;
   conn->refs++;
-  if (!both_module.xConnect) {
-    both_module = table_module;
-    both_module.xCreate = vt_connect;
-  }
+  derive_modules();
   const sqlite3_module *mod = !rel->table ? &module : (rel->flags & VD_REL_TABLE_ONLY) ? &table_module : &both_module;
   return sqlite3_create_module_v2(db, rel->name, mod, m, aux_destroy);
 }
