@@ -4,6 +4,7 @@
  * VD_COL_PUSH columns to the cursor. Plan encoding: idxNum = bitmask of the arguments
  * present; idxStr = "col:op," per pushed constraint, in argv order after the arguments,
  * op one of = < l(<=) > g(>=) I(IN, all values at once). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,8 +466,7 @@ static const sqlite3_module table_module = {
  * (SQLite makes a module eponymous only when xCreate is xConnect). */
 static sqlite3_module module, both_module;
 
-static void derive_modules(void) {
-  if (module.xConnect) return;
+static void derive_modules(void) { /* once per process (pthread_once) */
   both_module = table_module;
   both_module.xCreate = vt_connect;
   module = table_module;
@@ -489,7 +489,8 @@ int vdsql_register_relation(sqlite3 *db, const vd_relation *rel, vdsql_conn *con
   m->rel = rel;
   m->conn = conn;
   conn->refs++;
-  derive_modules();
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, derive_modules);
   const sqlite3_module *mod = !rel->table ? &module : (rel->flags & VD_REL_TABLE_ONLY) ? &table_module : &both_module;
   return sqlite3_create_module_v2(db, rel->name, mod, m, aux_destroy);
 }
