@@ -20,6 +20,11 @@ typedef struct vd_value {
 static inline vd_value vd_null(void) { vd_value v = {0}; return v; }
 static inline vd_value vd_int(int64_t i) { vd_value v = {0}; v.type = VD_INT; v.i = i; return v; }
 static inline vd_value vd_real(double r) { vd_value v = {0}; v.type = VD_REAL; v.r = r; return v; }
+/* In-place setters for the per-row column path, where building a whole vd_value and
+ * copying it costs more than the rest of the column (the front end has set type NULL
+ * and dtor NULL). */
+static inline void vd_put_int(vd_value *v, int64_t i) { v->type = VD_INT; v->i = i; }
+static inline void vd_put_real(vd_value *v, double r) { v->type = VD_REAL; v->r = r; }
 vd_value vd_text(const char *s);                   /* borrowed, valid until the next row */
 vd_value vd_textn(const char *s, size_t n);
 vd_value vd_blob_val(const void *p, size_t n);     /* borrowed */

@@ -7,7 +7,8 @@
  * or absolute source names, and broken files.
  *   usage: mkvtkhdf DIR [abs]   (abs: store absolute source names, as VTK does when its
  *                                FileName is absolute)
- *          mkvtkhdf DIR bench NPARTS NSTEPS   (bench/vtkhdf's big temporal file) */
+ *          mkvtkhdf DIR bench NPARTS NSTEPS   (bench/vtkhdf's big temporal file)
+ *          mkvtkhdf DIR big   (the big files of tests/vtkhdf/stream.t) */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -533,43 +534,67 @@ static void big_dataset(hid_t g, const char *name, hid_t ft, long long n, int co
   H5Dclose(ds), H5Pclose(dcpl), H5Sclose(sp);
 }
 
-static void bench_file(long long nparts, long long nsteps) {
-  long long n = nparts * nsteps;
-  long long *np = malloc(n * sizeof *np), *nc = malloc(n * sizeof *nc), *nci = malloc(n * sizeof *nci);
-  if (!np || !nc || !nci) die("malloc");
-  long long tp = 0, tc = 0, tci = 0;
+/* A big temporal leaf for bench/vtkhdf and the streaming tests: nparts partitions x
+ * nsteps steps with varied, deterministic counts. moving: new count entries every step
+ * (else written once, every step reusing them: a static mesh); poly: PolyData with four
+ * topologies and (NSteps, 4) Steps offsets; neg_at >= 0 puts a negative NumberOfCells
+ * there (a broken file whose fault sits far from the start). */
+static void big_file(const char *name, long long nparts, long long nsteps, int moving, int poly, long long neg_at) {
+  static const char *const topo[4] = {"Vertices", "Lines", "Polygons", "Strips"};
+  int ntopo = poly ? 4 : 1;
+  long long n = moving ? nparts * nsteps : nparts;
+  long long *np = malloc(n * sizeof *np), *nc[4], *nci[4];
+  for (int k = 0; k < ntopo; k++) {
+    nc[k] = malloc(n * sizeof **nc), nci[k] = malloc(n * sizeof **nci);
+    if (!nc[k] || !nci[k]) die("malloc");
+  }
+  if (!np) die("malloc");
+  long long tp = 0, tc[4] = {0}, tci[4] = {0};
   long long *po = malloc(nsteps * sizeof *po), *npa = malloc(nsteps * sizeof *npa), *pto = malloc(nsteps * sizeof *pto),
-            *co = malloc(nsteps * sizeof *co), *cio = malloc(nsteps * sizeof *cio);
+            *co = malloc(nsteps * 4 * sizeof *co), *cio = malloc(nsteps * 4 * sizeof *cio);
   double *vals = malloc(nsteps * sizeof *vals);
+  if (!po || !npa || !pto || !co || !cio || !vals) die("malloc");
   for (long long t = 0; t < nsteps; t++) {
-    po[t] = t * nparts, npa[t] = nparts, pto[t] = tp, co[t] = tc, cio[t] = tci, vals[t] = t * 0.1;
+    po[t] = moving ? t * nparts : 0, npa[t] = nparts, vals[t] = t * 0.1;
+    pto[t] = moving ? tp : 0;
+    for (int k = 0; k < ntopo; k++) co[t * ntopo + k] = moving ? tc[k] : 0, cio[t * ntopo + k] = moving ? tci[k] : 0;
+    if (!moving && t > 0) continue;
     for (long long j = 0; j < nparts; j++) {
-      long long e = t * nparts + j;
-      np[e] = 8 + (j * 7 + t) % 13;          /* varied, deterministic */
-      nc[e] = (j % 17 == 0) ? 0 : 1 + (j * 3 + t) % 5;
-      nci[e] = nc[e] * 4;
-      tp += np[e], tc += nc[e], tci += nci[e];
+      long long e = (moving ? t : 0) * nparts + j;
+      np[e] = 8 + (j * 7 + t) % 13;
+      tp += np[e];
+      for (int k = 0; k < ntopo; k++) {
+        nc[k][e] = (j % (17 + k) == 0) ? 0 : 1 + (j * (3 + k) + t) % 5;
+        nci[k][e] = nc[k][e] * (poly ? k + 1 : 4);
+        tc[k] += nc[k][e], tci[k] += nci[k][e];
+      }
     }
   }
-  hid_t f = new_file("bench.vtkhdf"), g = group(f, "VTKHDF", 1);
-  header(g, "UnstructuredGrid", 2, 3);
+  if (neg_at >= 0 && neg_at < n) nc[0][neg_at] = -1;
+  hid_t f = new_file(name), g = group(f, "VTKHDF", 1);
+  header(g, poly ? "PolyData" : "UnstructuredGrid", 2, 3);
   di64(g, "NumberOfPoints", n, np);
-  di64(g, "NumberOfCells", n, nc);
-  di64(g, "NumberOfConnectivityIds", n, nci);
   big_dataset(g, "Points", H5T_IEEE_F64LE, tp, 3);
-  big_dataset(g, "Types", H5T_STD_U8LE, tc, 1);
-  big_dataset(g, "Offsets", H5T_STD_I64LE, tc + n, 1);
-  big_dataset(g, "Connectivity", H5T_STD_I64LE, tci, 1);
+  for (int k = 0; k < ntopo; k++) {
+    hid_t tg = poly ? group(g, topo[k], 0) : g;
+    di64(tg, "NumberOfCells", n, nc[k]);
+    di64(tg, "NumberOfConnectivityIds", n, nci[k]);
+    if (!poly) big_dataset(tg, "Types", H5T_STD_U8LE, tc[k], 1);
+    big_dataset(tg, "Offsets", H5T_STD_I64LE, tc[k] + n, 1);
+    big_dataset(tg, "Connectivity", H5T_STD_I64LE, tci[k], 1);
+    if (poly) H5Gclose(tg);
+  }
   hid_t st = group(g, "Steps", 1);
   attr_ints(st, "NSteps", H5T_STD_I64LE, 1, &nsteps);
   dset(st, "Values", H5T_IEEE_F64LE, nsteps, 1, vals, 1);
   di64(st, "PartOffsets", nsteps, po);
   di64(st, "NumberOfParts", nsteps, npa);
   di64(st, "PointOffsets", nsteps, pto);
-  di64(st, "CellOffsets", nsteps, co);
-  di64(st, "ConnectivityIdOffsets", nsteps, cio);
+  dset(st, "CellOffsets", H5T_STD_I64LE, nsteps, ntopo, co, 0);
+  dset(st, "ConnectivityIdOffsets", H5T_STD_I64LE, nsteps, ntopo, cio, 0);
   H5Gclose(st), H5Gclose(g), H5Fclose(f);
-  free(np), free(nc), free(nci), free(po), free(npa), free(pto), free(co), free(cio), free(vals);
+  free(np), free(po), free(npa), free(pto), free(co), free(cio), free(vals);
+  for (int k = 0; k < ntopo; k++) free(nc[k]), free(nci[k]);
 }
 
 int main(int argc, char **argv) {
@@ -582,7 +607,14 @@ int main(int argc, char **argv) {
   mkdir(dir, 0777);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   if (argc > 4 && !strcmp(argv[2], "bench")) { /* mkvtkhdf DIR bench NPARTS NSTEPS */
-    bench_file(atoll(argv[3]), atoll(argv[4]));
+    big_file("bench.vtkhdf", atoll(argv[3]), atoll(argv[4]), 1, 0, -1);
+    return 0;
+  }
+  if (argc > 2 && !strcmp(argv[2], "big")) { /* mkvtkhdf DIR big: tests/vtkhdf/stream.t */
+    big_file("big_ug.vtkhdf", 20000, 3, 1, 0, -1);
+    big_file("big_static.vtkhdf", 20000, 3, 0, 0, -1);
+    big_file("big_poly.vtkhdf", 10000, 3, 1, 1, -1);
+    big_file("big_negative.vtkhdf", 20000, 1, 1, 0, 12345);
     return 0;
   }
   ug three = {3, {6, 0, 5}, {2, 0, 3}, {8, 0, 12}};

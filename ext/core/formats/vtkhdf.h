@@ -32,7 +32,7 @@ typedef struct vh_part {
   int has_time;
   int64_t n_points, n_cells, n_conn;
   int64_t point_off, cell_off, conn_off, offsets_off;
-  vh_topo *topo;           /* PolyData: malloc'd; NULL otherwise */
+  vh_topo *topo;           /* PolyData: malloc'd (a streamed row: the walker's); NULL otherwise */
 } vh_part;
 
 typedef struct vh_array {
@@ -56,8 +56,21 @@ typedef struct vh_astart {
   int64_t step, partition, start, count;
 } vh_astart;
 
+/* The rows of vtkhdf_partitions come in segments, in file order: a run of materialised
+ * rows (doc.parts[lo, hi)), or a streamed leaf whose rows are made as they are read. */
+typedef struct vh_stream vh_stream;
+typedef struct vh_seg {
+  int lo, hi;
+  vh_stream *st;
+} vh_seg;
+
 typedef struct vh_doc {
   char *path;
+  vd_ctx *ctx;
+  int remote;
+  int64_t file; /* the HDF5 file, kept open while streamed leaves read from it; else -1 */
+  vh_seg *segs;
+  int nsegs, capsegs;
   char **strs; /* the string pool vh_part points into */
   int nstrs, capstrs;
   vh_part *parts;
@@ -83,6 +96,19 @@ typedef struct vh_doc {
  * the fault; HDF5's own message is carried into err, never printed. */
 vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err *err);
 void vh_doc_free(vh_doc *doc);
+
+/* Walks the rows of vtkhdf_partitions (VH_PARTS) in order. Start from {doc}; each call
+ * moves to the next row (the first call to the first): *cur, or eof. A streamed row's
+ * memory is reused by the next call. */
+typedef struct vh_rows {
+  vh_doc *doc;
+  int seg, i;
+  int eof;
+  const vh_part *cur;
+  vh_part row;
+  vh_topo topo;
+} vh_rows;
+vd_code vh_rows_next(vh_rows *r, vd_err *err);
 
 /* ---- partition math (vtkhdf_parts.c), independent of HDF5 so it can be unit tested ---- */
 
@@ -110,8 +136,55 @@ typedef struct vh_slot {
   int64_t np, nc, nci, point_off, cell_off, conn_off, offsets_off;
 } vh_slot;
 
-/* Computes every (step, partition) of a leaf. *out (and for PolyData *topo, one per slot)
- * are malloc'd. what names the leaf in errors (file and group). */
+/* A count dataset (NumberOfPoints, NumberOfCells, NumberOfConnectivityIds) seen through
+ * a window of entries, so a file with millions of partitions is never held whole. An
+ * in-memory array is a window that covers everything. Loaded entries are checked >= 0. */
+#define VH_WINDOW 8192 /* entries per window: 64 KiB per column, few enough H5Dread calls */
+typedef vd_code (*vh_load_fn)(void *arg, int64_t lo, int64_t n, int64_t *dst, vd_err *err);
+typedef struct vh_col {
+  const char *name, *what; /* dataset and leaf, for errors */
+  int64_t n;               /* entries in the dataset */
+  int64_t window;          /* entries per load (VH_WINDOW; the unit tests use tiny ones) */
+  int64_t lo, hi;          /* the window: entries [lo, hi) are v[0 .. hi-lo) */
+  const int64_t *v;
+  int64_t *buf;
+  vh_load_fn load;
+  void *arg;
+} vh_col;
+void vh_col_mem(vh_col *c, const char *name, const int64_t *v, int64_t n);
+void vh_col_lazy(vh_col *c, const char *name, const char *what, int64_t n, vh_load_fn load, void *arg);
+void vh_col_free(vh_col *c);
+vd_code vh_col_fill(vh_col *c, int64_t e, vd_err *err);
+static inline vd_code vh_col_get(vh_col *c, int64_t e, int64_t *out, vd_err *err) {
+  if ((uint64_t)(e - c->lo) >= (uint64_t)(c->hi - c->lo)) {
+    vd_code rc = vh_col_fill(c, e, err);
+    if (rc) return rc;
+  }
+  *out = c->v[e - c->lo];
+  return VD_OK;
+}
+
+/* Walks every (step, partition) of a leaf in order, one at a time: the Steps arrays come
+ * from c (small, in memory), the count entries from the columns. scan[k] is a second
+ * reader of nc[k] for PolyData's Offsets rule (it walks the earlier entries). */
+typedef struct vh_iter {
+  const vh_counts *c;
+  const char *what;
+  vh_col *np, *nc[VH_NTOPO], *nci[VH_NTOPO], *scan[VH_NTOPO];
+  int64_t t, j, n, p; /* step, partition in it, its partitions, its first entry */
+  int64_t pt, cell[VH_NTOPO], conn[VH_NTOPO], offs[VH_NTOPO];
+  int64_t m[VH_NTOPO], msum[VH_NTOPO], last_p, last_cell[VH_NTOPO]; /* PolyData scan state */
+} vh_iter;
+
+/* Checks the Steps arrays against each other and against the columns' lengths (nothing
+ * is read), and positions before the first partition. */
+vd_code vh_iter_init(vh_iter *it, const vh_counts *c, vh_col *np, vh_col *const *nc, vh_col *const *nci,
+                     vh_col *const *scan, const char *what, vd_err *err);
+/* The next partition into *x (and, for PolyData, *y); *eof at the end. */
+vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err);
+
+/* Computes every (step, partition) of a leaf whose counts are in c's arrays. *out (and
+ * for PolyData *topo, one per slot) are malloc'd. what names the leaf in errors. */
 vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err);
 
 #endif

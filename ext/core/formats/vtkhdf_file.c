@@ -10,10 +10,13 @@
 #include "../store/store.h"
 #include "vtkhdf.h"
 #include "vtkhdf_h5.h"
+#include "vtkhdf_stream.h"
 #include "vtkhdf_vfd.h"
 
 typedef struct rd {
   vh_doc *doc;
+  vd_ctx *ctx;
+  int remote;
   unsigned what;
   hid_t file;
   const char *path;
@@ -108,7 +111,15 @@ static vd_code add_part(rd *r, const leaf *L, vh_part **out) {
   p->step = p->partition = VH_NULL;
   p->status = "ok";
   *out = p;
-  return ok ? VD_OK : vd_nomem(r->err);
+  if (!ok) return vd_nomem(r->err);
+  vh_seg *g = d->nsegs ? &d->segs[d->nsegs - 1] : NULL;
+  if (g && !g->st && g->hi == d->nparts - 1) {
+    g->hi++;
+    return VD_OK;
+  }
+  GROW(d->segs, d->nsegs, d->capsegs);
+  d->segs[d->nsegs++] = (vh_seg){d->nparts - 1, d->nparts, NULL};
+  return VD_OK;
 }
 
 /* Steps header: NSteps (1 without Steps or without the attribute) and the time values. */
@@ -194,24 +205,34 @@ static void ugbuf_free(ugbuf *b) {
 
 /* Entries of a count dataset whose VDS source file is missing (the value HDF5 returned
  * is a fill value, not a count). */
-static vd_code mark_missing(rd *r, hid_t loc, const char *name, const leaf *L, unsigned char *miss, int64_t n,
-                            char **missfile) {
+static vd_code mark_missing(rd *r, hid_t loc, const char *name, const leaf *L, unsigned char **miss, int64_t n,
+                            char ***missfile, int64_t *nmiss) {
   vh5_map *m;
   int nm;
   vd_code rc = vh5_vds_maps(loc, name, L->holder, L->where, &m, &nm, r->err);
   if (rc) return rc;
-  for (int i = 0; i < nm; i++)
-    if (!m[i].exists)
-      for (int64_t e = m[i].start; e < m[i].start + m[i].count && e < n; e++)
-        if (e >= 0 && !miss[e]) {
-          /* 1: this entry alone maps to the file, so the big datasets' mappings there give
-           * its sizes back; 2: several entries share it (a step file): they cannot be
-           * told apart */
-          miss[e] = m[i].count == 1 ? 1 : 2;
-          missfile[e] = strdup(m[i].resolved);
-        }
+  for (int i = 0; i < nm && !rc; i++) {
+    if (m[i].exists) continue;
+    if (!*miss) { /* per-entry arrays only for a leaf that has a missing sub-file */
+      *miss = calloc(n ? n : 1, 1);
+      *missfile = calloc(n ? n : 1, sizeof **missfile);
+      if (!*miss || !*missfile) {
+        rc = vd_nomem(r->err);
+        break;
+      }
+    }
+    for (int64_t e = m[i].start; e < m[i].start + m[i].count && e < n; e++)
+      if (e >= 0 && !(*miss)[e]) {
+        /* 1: this entry alone maps to the file, so the big datasets' mappings there give
+         * its sizes back; 2: several entries share it (a step file): they cannot be
+         * told apart */
+        (*miss)[e] = m[i].count == 1 ? 1 : 2;
+        (*missfile)[e] = strdup(m[i].resolved);
+        ++*nmiss;
+      }
+  }
   vh5_maps_free(m, nm);
-  return VD_OK;
+  return rc;
 }
 
 /* Per-array starts: Steps/<Assoc>DataOffsets/<name>[t] plus the earlier partitions of
@@ -298,6 +319,58 @@ static int64_t recover(const bigmaps *b, int i, int64_t start) {
   return 0;
 }
 
+static vd_code read_whole(hid_t ds, int64_t n, const char *what, const char *name, int64_t **v, vd_err *err) {
+  *v = malloc((size_t)(n > 0 ? n : 1) * sizeof **v);
+  if (!*v) return vd_nomem(err);
+  return n > 0 ? vh5_read_rows(ds, 0, n, *v, what, name, err) : VD_OK;
+}
+
+/* Hands a leaf with no missing sub-file to a stream (vtkhdf_stream.c): its dataset ids,
+ * Steps arrays and mappings move there (and are cleared here). */
+static vd_code stream_leaf(rd *r, hid_t lg, const leaf *L, int poly, steps *s, ugbuf *b, const vh_counts *c,
+                           hid_t *dnp, hid_t *dnc, hid_t *dnci) {
+  vh_stream_init in = {0};
+  int ok = 1;
+  in.ctx = r->ctx, in.remote = r->remote, in.poly = poly;
+  in.block = intern(r->doc, L->block, &ok);
+  in.type = intern(r->doc, L->type, &ok);
+  in.holder = intern(r->doc, L->holder, &ok);
+  in.where = L->where;
+  in.c = *c;
+  in.steps_own[0] = b->po, in.steps_own[1] = b->nop, in.steps_own[2] = b->pto, in.steps_own[3] = b->co,
+  in.steps_own[4] = b->cio;
+  b->po = b->nop = b->pto = b->co = b->cio = NULL;
+  in.values = s->values;
+  s->values = NULL;
+  in.np = *dnp, in.n_np = c->n_np, *dnp = -1;
+  for (int k = 0; k < VH_NTOPO; k++) {
+    in.nc[k] = dnc[k], in.nci[k] = dnci[k], in.n_nc[k] = c->n_nc[k], in.n_nci[k] = c->n_nci[k];
+    dnc[k] = dnci[k] = -1;
+  }
+  in.pm = NULL, in.cm = NULL;
+  vd_code rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &in.pm, &in.npm, r->err);
+  if (!rc) rc = vh5_vds_maps(lg, "NumberOfPoints", L->holder, L->where, &in.cm, &in.ncm, r->err);
+  if (!rc && !ok) rc = vd_nomem(r->err);
+  if (rc) { /* no stream took them: free them here */
+    vh_stream_init_free(&in);
+    return rc;
+  }
+  vh_stream *st;
+  if ((rc = vh_stream_new(&in, &st, r->err))) return rc;
+  vh_doc *d = r->doc;
+  if (d->nsegs == d->capsegs) {
+    int nc = d->capsegs ? d->capsegs * 2 : 16;
+    vh_seg *p = realloc(d->segs, (size_t)nc * sizeof *p);
+    if (!p) {
+      vh_stream_free(st);
+      return vd_nomem(r->err);
+    }
+    d->segs = p, d->capsegs = nc;
+  }
+  d->segs[d->nsegs++] = (vh_seg){0, 0, st};
+  return VD_OK;
+}
+
 static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   steps s;
   ugbuf b = {0};
@@ -312,6 +385,8 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   int npm = 0, ncm = 0;
   int ntopo = poly ? VH_NTOPO : 1;
   hid_t tg[VH_NTOPO] = {-1, -1, -1, -1};
+  hid_t dnp = -1, dnc[VH_NTOPO] = {-1, -1, -1, -1}, dnci[VH_NTOPO] = {-1, -1, -1, -1};
+  int windowed = 1;
   char m[256];
   vd_code rc = open_steps(r, lg, L, &s);
   if (rc) goto done;
@@ -320,8 +395,9 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   c.has_steps = s.g >= 0;
   c.values = s.values;
   c.n_values = s.nvalues;
-  if ((rc = vh5_read_i64(lg, "NumberOfPoints", 1, 0, L->where, &b.np, &c.n_np, NULL, r->err))) goto done;
-  c.np = b.np;
+  /* The count datasets are opened, not read: a leaf that can be streamed reads them in
+   * windows later; the others read them whole below. */
+  if ((rc = vh5_open_counts(lg, "NumberOfPoints", L->where, &dnp, &c.n_np, r->err))) goto done;
   for (int k = 0; k < ntopo; k++) {
     hid_t g = lg;
     if (poly) {
@@ -333,12 +409,12 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
       }
       g = tg[k];
     }
-    if ((rc = vh5_read_i64(g, "NumberOfCells", 1, 0, L->where, &b.nc[k], &c.n_nc[k], NULL, r->err)) ||
-        (rc = vh5_read_i64(g, "NumberOfConnectivityIds", 1, 0, L->where, &b.nci[k], &c.n_nci[k], NULL, r->err)))
+    if ((rc = vh5_open_counts(g, "NumberOfCells", L->where, &dnc[k], &c.n_nc[k], r->err)) ||
+        (rc = vh5_open_counts(g, "NumberOfConnectivityIds", L->where, &dnci[k], &c.n_nci[k], r->err)))
       goto done;
-    c.nc[k] = b.nc[k];
-    c.nci[k] = b.nci[k];
+    if (dnc[k] < 0 || dnci[k] < 0) windowed = 0;
   }
+  if (dnp < 0) windowed = 0;
   if (s.g >= 0) {
     if ((rc = vh5_read_i64(s.g, "PartOffsets", 0, 1, L->where, &b.po, &c.n_part_offsets, NULL, r->err)) ||
         (rc = vh5_read_i64(s.g, "NumberOfParts", 0, 0, L->where, &b.nop, &c.n_number_of_parts, NULL, r->err)) ||
@@ -360,18 +436,41 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     }
   }
 
+  if (!windowed) { /* an odd shape: read whole (and sized) by vh5_read_i64 */
+    if ((rc = vh5_read_i64(lg, "NumberOfPoints", 1, 0, L->where, &b.np, &c.n_np, NULL, r->err))) goto done;
+    for (int k = 0; k < ntopo; k++)
+      if ((rc = vh5_read_i64(poly ? tg[k] : lg, "NumberOfCells", 1, 0, L->where, &b.nc[k], &c.n_nc[k], NULL, r->err)) ||
+          (rc = vh5_read_i64(poly ? tg[k] : lg, "NumberOfConnectivityIds", 1, 0, L->where, &b.nci[k], &c.n_nci[k], NULL,
+                             r->err)))
+        goto done;
+  }
+
   /* Which count entries come from a missing sub-file? */
-  miss = calloc(c.n_np ? c.n_np : 1, 1);
-  missfile = calloc(c.n_np ? c.n_np : 1, sizeof *missfile);
-  if (!miss || !missfile) {
-    rc = vd_nomem(r->err);
+  int64_t nmiss = 0;
+  if ((rc = mark_missing(r, lg, "NumberOfPoints", L, &miss, c.n_np, &missfile, &nmiss))) goto done;
+  for (int k = 0; k < ntopo; k++)
+    if ((rc = mark_missing(r, poly ? tg[k] : lg, "NumberOfCells", L, &miss, c.n_np, &missfile, &nmiss))) goto done;
+  if (windowed && !nmiss && r->what == VH_PARTS) {
+    rc = stream_leaf(r, lg, L, poly, &s, &b, &c, &dnp, dnc, dnci);
     goto done;
   }
-  if ((rc = mark_missing(r, lg, "NumberOfPoints", L, miss, c.n_np, missfile))) goto done;
-  for (int k = 0; k < ntopo; k++)
-    if ((rc = mark_missing(r, poly ? tg[k] : lg, "NumberOfCells", L, miss, c.n_np, missfile))) goto done;
-  int64_t nmiss = 0;
-  for (int64_t e = 0; e < c.n_np; e++) nmiss += miss[e];
+  if (!miss) {
+    miss = calloc(c.n_np ? c.n_np : 1, 1);
+    missfile = calloc(c.n_np ? c.n_np : 1, sizeof *missfile);
+    if (!miss || !missfile) {
+      rc = vd_nomem(r->err);
+      goto done;
+    }
+  }
+  if (windowed) { /* materialised: missing sub-files (sizes recovered below), or array starts */
+    if ((rc = read_whole(dnp, c.n_np, L->where, "NumberOfPoints", &b.np, r->err))) goto done;
+    for (int k = 0; k < ntopo; k++)
+      if ((rc = read_whole(dnc[k], c.n_nc[k], L->where, "NumberOfCells", &b.nc[k], r->err)) ||
+          (rc = read_whole(dnci[k], c.n_nci[k], L->where, "NumberOfConnectivityIds", &b.nci[k], r->err)))
+        goto done;
+  }
+  c.np = b.np;
+  for (int k = 0; k < ntopo; k++) c.nc[k] = b.nc[k], c.nci[k] = b.nci[k];
   if (nmiss) {
     /* Points, then per topology Offsets/Types and Connectivity */
     if ((rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &bm.m[0], &bm.n[0], r->err))) goto done;
@@ -476,8 +575,12 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     }
   }
 done:
-  for (int k = 0; k < VH_NTOPO; k++)
+  if (dnp >= 0) H5Dclose(dnp);
+  for (int k = 0; k < VH_NTOPO; k++) {
     if (tg[k] >= 0) H5Gclose(tg[k]);
+    if (dnc[k] >= 0) H5Dclose(dnc[k]);
+    if (dnci[k] >= 0) H5Dclose(dnci[k]);
+  }
   for (int i = 0; i < 1 + 2 * VH_NTOPO; i++) vh5_maps_free(bm.m[i], bm.n[i]);
   vh5_maps_free(pm, npm);
   vh5_maps_free(cm, ncm);
@@ -826,7 +929,9 @@ static vd_code read_all(rd *r) {
 
 vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err *err) {
   memset(doc, 0, sizeof *doc);
-  int remote = vh_is_url(url);
+  doc->file = -1;
+  doc->ctx = ctx;
+  int remote = doc->remote = vh_is_url(url);
   if (!remote && strstr(url, "://") && strncasecmp(url, "file://", 7) != 0)
     return vd_fail(err, VD_UNSUPPORTED, "%s: VTKHDF is read from local files and http(s) URLs only so far", url);
   char *path = remote ? strdup(url) : vd_url_path(url);
@@ -853,7 +958,7 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   /* read-only and unlocked: VDS reads through a read-write handle can return zeros,
    * and another process may be writing the file */
   if (fapl >= 0 && !remote) H5Pset_file_locking(fapl, 0, 1);
-  if (remote) vh5_set_remote(ctx), vh_vfd_set_ctx(ctx);
+  if (remote) vh5_set_remote(ctx), vh_vfd_begin(ctx);
   htri_t ish5 = remote ? 1 : H5Fis_hdf5(path);
   hid_t f = ish5 > 0 && fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
   if (remote && f < 0 && *vh_vfd_last_error()) {
@@ -865,18 +970,56 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   } else if (f < 0) {
     rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", path, vh5_msg(m, sizeof m));
   } else {
-    rd r = {doc, what, f, path, err};
+    rd r = {doc, ctx, remote, what, f, path, err};
     rc = read_all(&r);
-    H5Fclose(f);
+    int streams = 0;
+    for (int i = 0; i < doc->nsegs; i++) streams += doc->segs[i].st != NULL;
+    if (streams && !rc) doc->file = f; /* the streamed leaves read from it later */
+    else H5Fclose(f);
   }
   if (fapl >= 0) H5Pclose(fapl);
-  if (remote) vh5_set_remote(NULL), vh_vfd_set_ctx(NULL);
+  if (remote) vh5_set_remote(NULL), vh_vfd_end();
+  if (remote && doc->file <= 0) vh_vfd_forget(ctx);
   H5Eclear2(H5E_DEFAULT);
   H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
   return rc;
 }
 
+vd_code vh_rows_next(vh_rows *it, vd_err *err) {
+  vh_doc *d = it->doc;
+  while (it->seg < d->nsegs) {
+    vh_seg *g = &d->segs[it->seg];
+    if (!g->st) {
+      if (g->lo + it->i < g->hi) {
+        it->cur = &d->parts[g->lo + it->i++];
+        return VD_OK;
+      }
+    } else {
+      int eof;
+      vd_code rc = vh_stream_next(g->st, &it->row, &it->topo, &eof, err);
+      if (rc) return rc;
+      if (!eof) {
+        it->cur = &it->row;
+        return VD_OK;
+      }
+    }
+    it->seg++, it->i = 0;
+  }
+  it->eof = 1;
+  it->cur = NULL;
+  return VD_OK;
+}
+
 void vh_doc_free(vh_doc *d) {
+  for (int i = 0; i < d->nsegs; i++) vh_stream_free(d->segs[i].st);
+  free(d->segs);
+  if (d->file > 0) { /* 0 is never an HDF5 id: a doc that was never opened */
+    vh_h5scope sc;
+    vh_h5_enter(&sc, d->ctx, d->remote);
+    H5Fclose(d->file);
+    vh_h5_leave(&sc);
+    if (d->remote) vh_vfd_forget(d->ctx);
+  }
   for (int i = 0; i < d->nparts; i++) free(d->parts[i].topo);
   for (int i = 0; i < d->nstrs; i++) free(d->strs[i]);
   free(d->strs);
@@ -894,4 +1037,5 @@ void vh_doc_free(vh_doc *d) {
   }
   free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->starts), free(d->path);
   memset(d, 0, sizeof *d);
+  d->file = -1;
 }

@@ -210,6 +210,49 @@ vd_code vh5_read_i64(hid_t loc, const char *name, int required, int offsets, con
   return VD_OK;
 }
 
+vd_code vh5_open_counts(hid_t loc, const char *name, const char *what, hid_t *ds, int64_t *n, vd_err *err) {
+  *ds = -1;
+  *n = 0;
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return vd_fail(err, VD_INVALID, "%s: %s is missing", what, name);
+  }
+  hid_t d;
+  int64_t d0;
+  int d1;
+  vd_code rc = open_small(loc, name, what, &d, &d0, &d1, err);
+  if (rc) return rc;
+  hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+  int cls = t >= 0 ? H5Tget_class(t) : -1, rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  if (cls != H5T_INTEGER) {
+    H5Dclose(d);
+    return vd_fail(err, VD_INVALID, "%s: %s is not an integer dataset", what, name);
+  }
+  if (rank != 1) { /* a scalar or a 2-D dataset: read whole by the caller */
+    H5Dclose(d);
+    return VD_OK;
+  }
+  *ds = d;
+  *n = d0;
+  return VD_OK;
+}
+
+vd_code vh5_read_rows(hid_t ds, int64_t lo, int64_t n, int64_t *dst, const char *what, const char *name, vd_err *err) {
+  char m[256];
+  hsize_t start = (hsize_t)lo, count = (hsize_t)n;
+  hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(1, &count, NULL);
+  herr_t st = fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) : -1;
+  if (st >= 0) st = H5Dread(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, dst);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (st < 0)
+    return vd_fail(err, VD_IO, "%s: cannot read %s[%lld..%lld] (HDF5: %s)", what, name, (long long)lo,
+                   (long long)(lo + n - 1), vh5_msg(m, sizeof m));
+  return VD_OK;
+}
+
 vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, int64_t *n, vd_err *err) {
   *v = NULL;
   *n = 0;
@@ -266,6 +309,7 @@ static int exists_(const char *p) {
   vd_objinfo info = {0};
   vd_err e;
   int ok = vd_head(remote_ctx, p, &info, &e) == VD_OK;
+  if (ok) vh_vfd_prime(remote_ctx, p, info.size);
   vd_objinfo_free(&info);
   memo *m = realloc(memos, (nmemos + 1) * sizeof *m);
   if (m) {

@@ -32,6 +32,12 @@ int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max);
  * saturated (the writer overflowed), which is refused. */
 vd_code vh5_read_i64(hid_t loc, const char *name, int required, int offsets, const char *what, int64_t **v,
                      int64_t *n, int *cols, vd_err *err);
+/* Opens a 1-D integer count dataset for reading in windows: *ds and its length. A
+ * missing or non-integer dataset is an error; a scalar or 2-D one gives *ds = -1 (the
+ * caller reads it whole instead). */
+vd_code vh5_open_counts(hid_t loc, const char *name, const char *what, hid_t *ds, int64_t *n, vd_err *err);
+/* Reads entries [lo, lo+n) of a 1-D integer dataset as int64. */
+vd_code vh5_read_rows(hid_t ds, int64_t lo, int64_t n, int64_t *dst, const char *what, const char *name, vd_err *err);
 vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, int64_t *n, vd_err *err);
 
 /* Where a file name stored in holder (VDS source or external link) really is, following

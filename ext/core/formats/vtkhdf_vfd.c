@@ -33,8 +33,9 @@ static hid_t driver_id = -1;
 static _Thread_local vd_ctx *cur_ctx;
 
 /* HDF5 opens and closes a virtual dataset's source files for every read, so closed files
- * are kept (size and cached blocks) until the read in progress ends: each sub-file then
- * costs one HEAD and the blocks it needs, however often HDF5 reopens it. */
+ * are kept (size and cached blocks) until the file that uses them is closed
+ * (vh_vfd_forget): each sub-file then costs one HEAD and the blocks it needs, however
+ * often HDF5 reopens it, also across the windowed reads of a streamed leaf. */
 #define NPOOL 64
 static _Thread_local vfd_file *pool[NPOOL];
 
@@ -50,10 +51,41 @@ int vh_vfd_known(const char *url) {
   return 0;
 }
 
-void vh_vfd_set_ctx(vd_ctx *ctx) {
-  cur_ctx = ctx;
+void vh_vfd_begin(vd_ctx *ctx) { cur_ctx = ctx; }
+void vh_vfd_end(void) { cur_ctx = NULL; }
+
+/* Sizes of the files opened (or HEAD-checked) for a ctx's files still open: HDF5 opens a
+ * sub-file again while it is still open (once per virtual dataset that maps into it,
+ * before it notices the file is the same), and that open must not ask the server again. */
+typedef struct known {
+  vd_ctx *ctx;
+  char *url;
+  int64_t size;
+} known;
+static _Thread_local known sizes[NPOOL];
+
+static int64_t known_size(vd_ctx *ctx, const char *url) {
   for (int i = 0; i < NPOOL; i++)
-    if (pool[i]) file_free(pool[i]), pool[i] = NULL;
+    if (sizes[i].url && sizes[i].ctx == ctx && !strcmp(sizes[i].url, url)) return sizes[i].size;
+  return -1;
+}
+
+static void remember_size(vd_ctx *ctx, const char *url, int64_t size) {
+  if (size < 0 || known_size(ctx, url) >= 0) return;
+  for (int i = 0; i < NPOOL; i++)
+    if (!sizes[i].url) {
+      if ((sizes[i].url = strdup(url))) sizes[i].ctx = ctx, sizes[i].size = size;
+      return; /* a failed strdup only loses a shortcut: the open will ask the server */
+    }
+}
+
+void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size) { remember_size(ctx, url, size); }
+
+void vh_vfd_forget(vd_ctx *ctx) {
+  for (int i = 0; i < NPOOL; i++) {
+    if (pool[i] && pool[i]->ctx == ctx) file_free(pool[i]), pool[i] = NULL;
+    if (sizes[i].url && sizes[i].ctx == ctx) free(sizes[i].url), sizes[i].url = NULL;
+  }
 }
 
 const char *vh_vfd_last_error(void) { return last_err.msg; }
@@ -99,10 +131,14 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
       f->eoa = 0;
       return &f->pub;
     }
-  vd_objinfo info = {0};
-  if (vd_head(ctx, url, &info, &last_err)) return NULL;
-  int64_t size = info.size;
-  vd_objinfo_free(&info);
+  int64_t size = known_size(ctx, url);
+  if (size < 0) {
+    vd_objinfo info = {0};
+    if (vd_head(ctx, url, &info, &last_err)) return NULL;
+    size = info.size;
+    vd_objinfo_free(&info);
+    if (size >= 0) remember_size(ctx, url, size);
+  }
   if (size < 0) {
     vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", url);
     return NULL;

@@ -9,10 +9,16 @@
 /* A file-access property list that reads through ctx's store (caller closes it). HDF5
  * hands it on to the sub-files behind external links and virtual datasets. */
 hid_t vh_vfd_fapl(vd_ctx *ctx);
-/* The context sub-files opened on this thread read through (NULL when done). */
-void vh_vfd_set_ctx(vd_ctx *ctx);
-/* 1 when HDF5 already opened url through the driver during the read in progress (so it
- * exists: no need to ask the server again). */
+/* Between begin and end, sub-files HDF5 opens on this thread read through ctx. */
+void vh_vfd_begin(vd_ctx *ctx);
+void vh_vfd_end(void);
+/* Drops the sub-files kept for ctx's reads (when the file that uses them is closed). */
+void vh_vfd_forget(vd_ctx *ctx);
+/* Records url's size, learnt from a HEAD made elsewhere, so HDF5's open of it does not
+ * ask again. */
+void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size);
+/* 1 when HDF5 already opened url through the driver for a file still open (so it exists:
+ * no need to ask the server again). */
 int vh_vfd_known(const char *url);
 /* Why the driver's last open or read failed on this thread ("" if it did not). */
 const char *vh_vfd_last_error(void);

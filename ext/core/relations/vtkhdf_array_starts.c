@@ -9,7 +9,7 @@ static const vd_colspec cols[] = {{"block", VD_TEXT, 0},       {"step", VD_INT, 
                                   {"count", VD_INT, 0},        {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_array_starts", a, VH_STARTS, out, err);
+  return vh_cur_open(ctx, "vtkhdf_array_starts", a, VH_STARTS, 0, out, err);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {

@@ -11,25 +11,25 @@ static const vd_colspec cols[] = {
     {"source_file", VD_TEXT, 0},  {"status", VD_TEXT, 0},       {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, out, err);
+  return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, 0, out, err);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
-  const vh_part *p = &((vh_cur *)cur)->doc.parts[((vh_cur *)cur)->row];
-  switch (col) {
+  const vh_part *p = ((vh_cur *)cur)->rows.cur;
+  switch (col) { /* the per-row path: set in place (v starts NULL) */
     case 0: *v = vd_text(p->block); break;
-    case 1: *v = vh_int(p->step); break;
-    case 2: *v = p->has_time ? vd_real(p->time) : vd_null(); break;
-    case 3: *v = vh_int(p->partition); break;
-    case 4: *v = p->type ? vd_text(p->type) : vd_null(); break;
-    case 5: *v = vh_int(p->n_points); break;
-    case 6: *v = vh_int(p->n_cells); break;
-    case 7: *v = vh_int(p->n_conn); break;
-    case 8: *v = vh_int(p->point_off); break;
-    case 9: *v = vh_int(p->cell_off); break;
-    case 10: *v = vh_int(p->conn_off); break;
-    case 11: *v = vh_int(p->offsets_off); break;
-    case 12: *v = p->source_file ? vd_text(p->source_file) : vd_null(); break;
+    case 1: vh_put(v, p->step); break;
+    case 2: if (p->has_time) vd_put_real(v, p->time); break;
+    case 3: vh_put(v, p->partition); break;
+    case 4: if (p->type) *v = vd_text(p->type); break;
+    case 5: vh_put(v, p->n_points); break;
+    case 6: vh_put(v, p->n_cells); break;
+    case 7: vh_put(v, p->n_conn); break;
+    case 8: vh_put(v, p->point_off); break;
+    case 9: vh_put(v, p->cell_off); break;
+    case 10: vh_put(v, p->conn_off); break;
+    case 11: vh_put(v, p->offsets_off); break;
+    case 12: if (p->source_file) *v = vd_text(p->source_file); break;
     default: *v = vd_text(p->status); break;
   }
   return VD_OK;

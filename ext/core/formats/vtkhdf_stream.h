@@ -1,0 +1,44 @@
+/* A streamed leaf: an UnstructuredGrid or PolyData leaf whose vtkhdf_partitions rows are
+ * made one at a time as they are read, with the count datasets read through windows, so
+ * memory stays flat however many partitions the file holds. Only the Steps arrays (one
+ * row per step) and the virtual-dataset mappings are held whole. */
+#ifndef VD_VTKHDF_STREAM_H
+#define VD_VTKHDF_STREAM_H
+
+#include "vtkhdf.h"
+#include "vtkhdf_h5.h"
+
+/* What the reader hands over when it decides to stream a leaf; the stream owns all of it
+ * from then on (ids, arrays, maps), also when vh_stream_new fails. */
+typedef struct vh_stream_init {
+  vd_ctx *ctx;
+  int remote, poly;
+  const char *block, *type, *holder; /* interned in the doc, outlive the stream */
+  const char *where;
+  vh_counts c;                       /* Steps arrays, malloc'd; count pointers unused */
+  int64_t *steps_own[5];             /* the Steps arrays to free */
+  double *values;                    /* Steps/Values (c.values), malloc'd */
+  hid_t np, nc[VH_NTOPO], nci[VH_NTOPO];
+  int64_t n_np, n_nc[VH_NTOPO], n_nci[VH_NTOPO];
+  vh5_map *pm, *cm; /* mappings of Points and NumberOfPoints */
+  int npm, ncm;
+} vh_stream_init;
+
+vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err);
+/* Frees what an init holds, for a caller that did not get as far as vh_stream_new. */
+void vh_stream_init_free(vh_stream_init *in);
+/* The next row into *row (its strings borrowed from the stream, topo into *topo). */
+vd_code vh_stream_next(vh_stream *s, vh_part *row, vh_topo *topo, int *eof, vd_err *err);
+void vh_stream_free(vh_stream *s);
+
+/* Runs with HDF5's error printing off and the remote driver pointed at ctx, as vh_open
+ * does, for HDF5 calls made after it returned. */
+typedef struct vh_h5scope {
+  H5E_auto2_t fn;
+  void *data;
+  int remote;
+} vh_h5scope;
+void vh_h5_enter(vh_h5scope *sc, vd_ctx *ctx, int remote);
+void vh_h5_leave(vh_h5scope *sc);
+
+#endif
