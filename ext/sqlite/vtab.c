@@ -24,6 +24,7 @@ typedef struct vt_tab {
   sqlite3 *db;
   void *tab;      /* named table (CREATE VIRTUAL TABLE): the core's table state */
   int colmap[64]; /* declared column -> relation column (named tables hide no arguments) */
+  int argk[64];   /* declared column -> which argument it returns, -1 for a data column */
 } vt_tab;
 
 typedef struct vt_cur {
@@ -31,6 +32,7 @@ typedef struct vt_cur {
   void *cur;
   sqlite3_value **args; /* copies, returned for the HIDDEN columns */
   int nargs;
+  vd_err err; /* for the per-row calls, so their frames stay small (it is 1 KiB) */
 } vt_cur;
 
 /* CREATE VIRTUAL TABLE arguments arrive as SQL tokens: 'text' is unquoted. */
@@ -100,7 +102,15 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   t->ctx = m->conn->ctx;
   t->db = db;
   t->tab = tab;
-  for (int i = 0; i < 64; i++) t->colmap[i] = named ? (i < ndecl ? colmap[i] : 0) : i;
+  for (int i = 0; i < 64; i++) {
+    int col = t->colmap[i] = named ? (i < ndecl ? colmap[i] : 0) : i;
+    t->argk[i] = -1;
+    if (col < r->ncols && (r->cols[col].flags & VD_COL_ARG)) {
+      int k = 0;
+      for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
+      t->argk[i] = k;
+    }
+  }
   *out = &t->base;
   return SQLITE_OK;
 }
@@ -340,10 +350,11 @@ out:
 static int vt_next(sqlite3_vtab_cursor *cur) {
   vt_cur *c = (vt_cur *)cur;
   vt_tab *t = (vt_tab *)cur->pVtab;
-  vd_err err; /* not "= {0}": that clears 1 KiB per call */
-  err.code = VD_OK, err.msg[0] = 0;
-  vd_code rc = t->rel->next(c->cur, &err);
-  return rc ? fail(cur->pVtab, rc, &err) : SQLITE_OK;
+  vd_code rc = t->rel->next(c->cur, &c->err);
+  if (!rc) return SQLITE_OK;
+  rc = fail(cur->pVtab, rc, &c->err);
+  vd_err_clear(&c->err);
+  return rc;
 }
 
 static int vt_eof(sqlite3_vtab_cursor *cur) {
@@ -355,23 +366,26 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
   vt_cur *c = (vt_cur *)cur;
   vt_tab *t = (vt_tab *)cur->pVtab;
   const vd_relation *r = t->rel;
-  col = t->colmap[col < 64 ? col : 0];
-  if (r->cols[col].flags & VD_COL_ARG) {
-    int k = 0;
-    for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
+  if (col >= 64) col = 0;
+  int k = t->argk[col];
+  if (k >= 0) {
     if (k < c->nargs && c->args[k]) sqlite3_result_value(cx, c->args[k]);
     return SQLITE_OK;
   }
-  vd_value v = vd_null();
-  vd_err err; /* not "= {0}": that clears 1 KiB per call */
-  err.code = VD_OK, err.msg[0] = 0;
-  vd_code rc = r->column(c->cur, col, &v, &err);
+  /* This runs once per column per row: only the fields a column sets are initialised
+   * (type and dtor here; the relation sets the value), and err only on failure. */
+  vd_value v;
+  v.type = VD_NULL, v.dtor = NULL;
+  vd_code rc = r->column(c->cur, t->colmap[col], &v, &c->err);
   if (rc) {
     if (v.dtor) v.dtor((void *)v.p);
-    sqlite3_result_error(cx, err.msg, -1);
-    return fail(cur->pVtab, rc, &err);
+    sqlite3_result_error(cx, c->err.msg, -1);
+    rc = fail(cur->pVtab, rc, &c->err);
+    vd_err_clear(&c->err);
+    return rc;
   }
-  vdsql_result(cx, &v);
+  if (v.type == VD_INT) sqlite3_result_int64(cx, v.i); /* the common case, without a call */
+  else vdsql_result(cx, &v);
   return SQLITE_OK;
 }
 
