@@ -34,10 +34,18 @@ static int run_dir(vd_ctx *ctx, const char *dir) {
     counts(before);
     int opened = 0;
     for (unsigned what = VH_PARTS; what <= VH_STARTS; what <<= 1) {
-      vh_doc doc;
-      vd_err err;
-      opened += vh_open(ctx, path, what, &doc, &err) == VD_OK;
-      vh_doc_free(&doc);
+      /* streamed rows open datasets at the first row: free before it, after one row and
+       * after all of them */
+      for (int rows = 0; rows < (what == VH_PARTS ? 3 : 1); rows++) {
+        vh_doc doc;
+        vd_err err;
+        int good = vh_open(ctx, path, what, &doc, &err) == VD_OK;
+        opened += good;
+        vh_rows it = {&doc};
+        for (int i = 0; good && rows && (rows == 2 || i < 1); i++)
+          if (vh_rows_next(&it, &err) || it.eof) break;
+        vh_doc_free(&doc);
+      }
     }
     counts(after);
     int same = 1;

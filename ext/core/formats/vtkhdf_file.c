@@ -325,10 +325,9 @@ static vd_code read_whole(hid_t ds, int64_t n, const char *what, const char *nam
   return n > 0 ? vh5_read_rows(ds, 0, n, *v, what, name, err) : VD_OK;
 }
 
-/* Hands a leaf with no missing sub-file to a stream (vtkhdf_stream.c): its dataset ids,
- * Steps arrays and mappings move there (and are cleared here). */
-static vd_code stream_leaf(rd *r, hid_t lg, const leaf *L, int poly, steps *s, ugbuf *b, const vh_counts *c,
-                           hid_t *dnp, hid_t *dnc, hid_t *dnci) {
+/* Hands a leaf with no missing sub-file to a stream (vtkhdf_stream.c): its Steps arrays
+ * and mappings move there (and are cleared here). */
+static vd_code stream_leaf(rd *r, hid_t lg, const leaf *L, int poly, steps *s, ugbuf *b, const vh_counts *c) {
   vh_stream_init in = {0};
   int ok = 1;
   in.ctx = r->ctx, in.remote = r->remote, in.poly = poly;
@@ -342,12 +341,12 @@ static vd_code stream_leaf(rd *r, hid_t lg, const leaf *L, int poly, steps *s, u
   b->po = b->nop = b->pto = b->co = b->cio = NULL;
   in.values = s->values;
   s->values = NULL;
-  in.np = *dnp, in.n_np = c->n_np, *dnp = -1;
-  for (int k = 0; k < VH_NTOPO; k++) {
-    in.nc[k] = dnc[k], in.nci[k] = dnci[k], in.n_nc[k] = c->n_nc[k], in.n_nci[k] = c->n_nci[k];
-    dnc[k] = dnci[k] = -1;
-  }
-  in.pm = NULL, in.cm = NULL;
+  in.file = r->file;
+  in.n_np = c->n_np;
+  for (int k = 0; k < VH_NTOPO; k++) in.n_nc[k] = c->n_nc[k], in.n_nci[k] = c->n_nci[k];
+  size_t gl = strlen(L->block) + sizeof "/VTKHDF";
+  if ((in.group = malloc(gl))) snprintf(in.group, gl, "/VTKHDF%s", L->block); /* through the Assembly's links */
+  else ok = 0;
   vd_code rc = vh5_vds_maps(lg, "Points", L->holder, L->where, &in.pm, &in.npm, r->err);
   if (!rc) rc = vh5_vds_maps(lg, "NumberOfPoints", L->holder, L->where, &in.cm, &in.ncm, r->err);
   if (!rc && !ok) rc = vd_nomem(r->err);
@@ -451,7 +450,7 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   for (int k = 0; k < ntopo; k++)
     if ((rc = mark_missing(r, poly ? tg[k] : lg, "NumberOfCells", L, &miss, c.n_np, &missfile, &nmiss))) goto done;
   if (windowed && !nmiss && r->what == VH_PARTS) {
-    rc = stream_leaf(r, lg, L, poly, &s, &b, &c, &dnp, dnc, dnci);
+    rc = stream_leaf(r, lg, L, poly, &s, &b, &c);
     goto done;
   }
   if (!miss) {

@@ -268,8 +268,14 @@ vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo 
     return vd_nomem(err);
   }
   int64_t o = 0;
-  for (int eof = 0; o < total; o++) {
-    if ((rc = vh_iter_next(&it, &s[o], tp ? &tp[o] : NULL, &eof, err)) || eof) break;
+  for (int eof = 0;; o++) { /* to the end, so steps without partitions are checked too */
+    vh_slot x;
+    vh_topo y;
+    if ((rc = vh_iter_next(&it, o < total ? &s[o] : &x, tp && o < total ? &tp[o] : &y, &eof, err)) || eof) break;
+    if (o >= total) {
+      rc = vd_fail(err, VD_ERROR, "%s: more partitions than counted (%lld)", what, (long long)total);
+      break;
+    }
   }
   if (rc) {
     free(s), free(tp);

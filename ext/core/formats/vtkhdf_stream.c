@@ -1,6 +1,7 @@
-/* Streamed leaves (see vtkhdf_stream.h): the count datasets are read 8192 entries at a
- * time with hyperslab reads, the partition iterator (vtkhdf_parts.c) turns them into
- * starts, and each row is completed here with its time, status and source file. */
+/* Streamed leaves (see vtkhdf_stream.h): the count datasets are opened at the first row,
+ * read 8192 entries at a time with hyperslab reads and closed after the last; the
+ * partition iterator (vtkhdf_parts.c) turns them into starts, and each row is completed
+ * here with its time, status and source file. */
 #include "vtkhdf_stream.h"
 
 #include <stdlib.h>
@@ -10,15 +11,18 @@
 
 typedef struct loader {
   struct vh_stream *s;
-  hid_t ds;
-  const char *name;
+  int which; /* 0 NumberOfPoints, 1 + k NumberOfCells, 1 + VH_NTOPO + k NumberOfConnectivityIds */
 } loader;
+
+#define NDS (1 + 2 * VH_NTOPO)
+static const char *const ds_names[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds"};
 
 struct vh_stream {
   vh_stream_init in;
   char where[512];
+  hid_t g, tg[VH_NTOPO], ds[NDS]; /* -1 until the first read, and again after the last */
   vh_col np, nc[VH_NTOPO], nci[VH_NTOPO], scan[VH_NTOPO];
-  loader lnp, lnc[VH_NTOPO], lnci[VH_NTOPO];
+  loader l[NDS];
   vh_iter it;
 };
 
@@ -35,26 +39,64 @@ void vh_h5_leave(vh_h5scope *sc) {
   H5Eset_auto2(H5E_DEFAULT, sc->fn, sc->data);
 }
 
+static void close_ids(vh_stream *s) {
+  for (int i = 0; i < NDS; i++)
+    if (s->ds[i] >= 0) H5Dclose(s->ds[i]), s->ds[i] = -1;
+  for (int k = 0; k < VH_NTOPO; k++)
+    if (s->tg[k] >= 0) H5Gclose(s->tg[k]), s->tg[k] = -1;
+  if (s->g >= 0) H5Gclose(s->g), s->g = -1;
+}
+
+static const char *ds_name(int which) { return ds_names[which == 0 ? 0 : which <= VH_NTOPO ? 1 : 2]; }
+
+static vd_code open_one(vh_stream *s, hid_t loc, int which, int64_t want, vd_err *err) {
+  int64_t n;
+  vd_code rc = vh5_open_counts(loc, ds_name(which), s->where, &s->ds[which], &n, err);
+  if (!rc && (s->ds[which] < 0 || n != want))
+    rc = vd_fail(err, VD_IO, "%s: %s changed while it was read", s->where, ds_name(which));
+  return rc;
+}
+
+/* Opens the leaf group and its count datasets; they must still be what vh_open saw. */
+static vd_code open_ids(vh_stream *s, vd_err *err) {
+  char m[256];
+  s->g = H5Gopen2(s->in.file, s->in.group, H5P_DEFAULT);
+  if (s->g < 0) return vd_fail(err, VD_IO, "%s: cannot open %s again (HDF5: %s)", s->where, s->in.group, vh5_msg(m, sizeof m));
+  vd_code rc = open_one(s, s->g, 0, s->in.n_np, err);
+  for (int k = 0; k < (s->in.poly ? VH_NTOPO : 1) && !rc; k++) {
+    hid_t loc = s->g;
+    if (s->in.poly) {
+      if ((s->tg[k] = H5Gopen2(s->g, vh_topo_names[k], H5P_DEFAULT)) < 0)
+        return vd_fail(err, VD_IO, "%s: cannot open %s again (HDF5: %s)", s->where, vh_topo_names[k], vh5_msg(m, sizeof m));
+      loc = s->tg[k];
+    }
+    if (!(rc = open_one(s, loc, 1 + k, s->in.n_nc[k], err))) rc = open_one(s, loc, 1 + VH_NTOPO + k, s->in.n_nci[k], err);
+  }
+  return rc;
+}
+
 static vd_code load(void *arg, int64_t lo, int64_t n, int64_t *dst, vd_err *err) {
   loader *l = arg;
+  vh_stream *s = l->s;
   vh_h5scope sc;
-  vh_h5_enter(&sc, l->s->in.ctx, l->s->in.remote);
-  vd_code rc = vh5_read_rows(l->ds, lo, n, dst, l->s->where, l->name, err);
+  vh_h5_enter(&sc, s->in.ctx, s->in.remote);
+  vd_code rc = s->g < 0 ? open_ids(s, err) : VD_OK;
+  if (rc) close_ids(s);
+  else rc = vh5_read_rows(s->ds[l->which], lo, n, dst, s->where, ds_name(l->which), err);
   vh_h5_leave(&sc);
   return rc;
 }
 
 void vh_stream_init_free(vh_stream_init *in) {
-  if (in->np >= 0) H5Dclose(in->np);
-  for (int k = 0; k < VH_NTOPO; k++) {
-    if (in->nc[k] >= 0) H5Dclose(in->nc[k]);
-    if (in->nci[k] >= 0) H5Dclose(in->nci[k]);
-  }
+  free(in->group);
   for (int i = 0; i < 5; i++) free(in->steps_own[i]);
   free(in->values);
   vh5_maps_free(in->pm, in->npm);
   vh5_maps_free(in->cm, in->ncm);
+  memset(in, 0, sizeof *in);
 }
+
+static void release(vh_stream *s);
 
 vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err) {
   *out = NULL;
@@ -67,16 +109,16 @@ vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err) {
   snprintf(s->where, sizeof s->where, "%s", in->where);
   s->in.where = s->where;
   s->in.c.values = s->in.values;
+  s->g = -1;
+  for (int k = 0; k < VH_NTOPO; k++) s->tg[k] = -1;
+  for (int i = 0; i < NDS; i++) s->ds[i] = -1, s->l[i] = (loader){s, i};
   int ntopo = in->poly ? VH_NTOPO : 1;
   vh_col *pnc[VH_NTOPO], *pnci[VH_NTOPO], *pscan[VH_NTOPO];
-  s->lnp = (loader){s, in->np, "NumberOfPoints"};
-  vh_col_lazy(&s->np, "NumberOfPoints", s->where, in->n_np, load, &s->lnp);
+  vh_col_lazy(&s->np, "NumberOfPoints", s->where, in->n_np, load, &s->l[0]);
   for (int k = 0; k < ntopo; k++) {
-    s->lnc[k] = (loader){s, in->nc[k], "NumberOfCells"};
-    s->lnci[k] = (loader){s, in->nci[k], "NumberOfConnectivityIds"};
-    vh_col_lazy(&s->nc[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->lnc[k]);
-    vh_col_lazy(&s->nci[k], "NumberOfConnectivityIds", s->where, in->n_nci[k], load, &s->lnci[k]);
-    vh_col_lazy(&s->scan[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->lnc[k]);
+    vh_col_lazy(&s->nc[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->l[1 + k]);
+    vh_col_lazy(&s->nci[k], "NumberOfConnectivityIds", s->where, in->n_nci[k], load, &s->l[1 + VH_NTOPO + k]);
+    vh_col_lazy(&s->scan[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->l[1 + k]);
     pnc[k] = &s->nc[k], pnci[k] = &s->nci[k], pscan[k] = &s->scan[k];
   }
   vd_code rc = vh_iter_init(&s->it, &s->in.c, &s->np, pnc, pnci, pscan, s->where, err);
@@ -91,7 +133,10 @@ vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err) {
 vd_code vh_stream_next(vh_stream *s, vh_part *p, vh_topo *topo, int *eof, vd_err *err) {
   vh_slot x;
   vd_code rc = vh_iter_next(&s->it, &x, topo, eof, err);
-  if (rc || *eof) return rc;
+  if (rc || *eof) { /* done with this leaf: give back its ids and windows now */
+    release(s);
+    return rc;
+  }
   const vh_stream_init *in = &s->in;
   p->block = in->block;
   p->type = in->type;
@@ -123,13 +168,20 @@ vd_code vh_stream_next(vh_stream *s, vh_part *p, vh_topo *topo, int *eof, vd_err
   return VD_OK;
 }
 
-void vh_stream_free(vh_stream *s) {
-  if (!s) return;
-  vh_h5scope sc;
-  vh_h5_enter(&sc, s->in.ctx, s->in.remote);
-  vh_stream_init_free(&s->in);
-  vh_h5_leave(&sc);
+static void release(vh_stream *s) {
+  if (s->g >= 0) {
+    vh_h5scope sc;
+    vh_h5_enter(&sc, s->in.ctx, s->in.remote);
+    close_ids(s);
+    vh_h5_leave(&sc);
+  }
   vh_col_free(&s->np);
   for (int k = 0; k < VH_NTOPO; k++) vh_col_free(&s->nc[k]), vh_col_free(&s->nci[k]), vh_col_free(&s->scan[k]);
+}
+
+void vh_stream_free(vh_stream *s) {
+  if (!s) return;
+  release(s);
+  vh_stream_init_free(&s->in);
   free(s);
 }

@@ -8,18 +8,21 @@
 #include "vtkhdf.h"
 #include "vtkhdf_h5.h"
 
-/* What the reader hands over when it decides to stream a leaf; the stream owns all of it
- * from then on (ids, arrays, maps), also when vh_stream_new fails. */
+/* What the reader hands over when it decides to stream a leaf; the stream owns the
+ * arrays, maps and group path from then on, also when vh_stream_new fails. The count
+ * datasets are opened again by path when the first row is asked for and closed after
+ * the last, so a composite of many leaves holds one leaf's HDF5 ids at a time. */
 typedef struct vh_stream_init {
   vd_ctx *ctx;
   int remote, poly;
+  hid_t file;                        /* kept open by the doc */
+  char *group;                       /* the leaf group's path from the file root, malloc'd */
   const char *block, *type, *holder; /* interned in the doc, outlive the stream */
   const char *where;
   vh_counts c;                       /* Steps arrays, malloc'd; count pointers unused */
   int64_t *steps_own[5];             /* the Steps arrays to free */
   double *values;                    /* Steps/Values (c.values), malloc'd */
-  hid_t np, nc[VH_NTOPO], nci[VH_NTOPO];
-  int64_t n_np, n_nc[VH_NTOPO], n_nci[VH_NTOPO];
+  int64_t n_np, n_nc[VH_NTOPO], n_nci[VH_NTOPO]; /* count dataset lengths, checked at open */
   vh5_map *pm, *cm; /* mappings of Points and NumberOfPoints */
   int npm, ncm;
 } vh_stream_init;
