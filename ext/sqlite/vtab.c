@@ -362,29 +362,33 @@ static int vt_eof(sqlite3_vtab_cursor *cur) {
   return !c->cur || ((vt_tab *)cur->pVtab)->rel->eof(c->cur);
 }
 
+/* The rare paths of vt_column, out of line so the common one stays a few instructions. */
+static __attribute__((noinline)) int arg_column(vt_cur *c, sqlite3_context *cx, int k) {
+  if (k < c->nargs && c->args[k]) sqlite3_result_value(cx, c->args[k]);
+  return SQLITE_OK;
+}
+
+static __attribute__((noinline)) int column_failed(vt_cur *c, sqlite3_context *cx, vd_value *v, vd_code rc) {
+  if (v->dtor) v->dtor((void *)v->p);
+  sqlite3_result_error(cx, c->err.msg, -1);
+  int src = fail(c->base.pVtab, rc, &c->err);
+  vd_err_clear(&c->err);
+  return src;
+}
+
+/* Runs once per column per row (7 million times for a 7-column sum over a million rows):
+ * only the fields a column sets are initialised (type and dtor here, the relation sets
+ * the value), and integers go straight to SQLite. */
 static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
   vt_cur *c = (vt_cur *)cur;
-  vt_tab *t = (vt_tab *)cur->pVtab;
-  const vd_relation *r = t->rel;
-  if (col >= 64) col = 0;
-  int k = t->argk[col];
-  if (k >= 0) {
-    if (k < c->nargs && c->args[k]) sqlite3_result_value(cx, c->args[k]);
-    return SQLITE_OK;
-  }
-  /* This runs once per column per row: only the fields a column sets are initialised
-   * (type and dtor here; the relation sets the value), and err only on failure. */
+  const vt_tab *t = (const vt_tab *)cur->pVtab;
+  unsigned u = (unsigned)col < 64 ? (unsigned)col : 0;
+  if (t->argk[u] >= 0) return arg_column(c, cx, t->argk[u]);
   vd_value v;
   v.type = VD_NULL, v.dtor = NULL;
-  vd_code rc = r->column(c->cur, t->colmap[col], &v, &c->err);
-  if (rc) {
-    if (v.dtor) v.dtor((void *)v.p);
-    sqlite3_result_error(cx, c->err.msg, -1);
-    rc = fail(cur->pVtab, rc, &c->err);
-    vd_err_clear(&c->err);
-    return rc;
-  }
-  if (v.type == VD_INT) sqlite3_result_int64(cx, v.i); /* the common case, without a call */
+  vd_code rc = t->rel->column(c->cur, t->colmap[u], &v, &c->err);
+  if (rc) return column_failed(c, cx, &v, rc);
+  if (v.type == VD_INT) sqlite3_result_int64(cx, v.i);
   else vdsql_result(cx, &v);
   return SQLITE_OK;
 }
