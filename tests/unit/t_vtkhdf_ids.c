@@ -33,10 +33,12 @@ static int run_dir(vd_ctx *ctx, const char *dir) {
     ssize_t before[NK], after[NK];
     counts(before);
     int opened = 0;
-    for (unsigned what = VH_PARTS; what <= VH_STARTS; what <<= 1) {
+    static const unsigned whats[] = {VH_PARTS, VH_ARRAYS, VH_SOURCES, VH_BLOCKS, VH_PARTS | VH_STARTS};
+    for (size_t w = 0; w < sizeof whats / sizeof *whats; w++) {
+      unsigned what = whats[w];
       /* streamed rows open datasets at the first row: free before it, after one row and
        * after all of them */
-      for (int rows = 0; rows < (what == VH_PARTS ? 3 : 1); rows++) {
+      for (int rows = 0; rows < ((what & VH_PARTS) ? 3 : 1); rows++) {
         vh_doc doc;
         vd_err err;
         int good = vh_open(ctx, path, what, &doc, &err) == VD_OK;

@@ -50,11 +50,21 @@ typedef struct vh_block {
   int64_t index;
 } vh_block;
 
-/* Where a PointData/CellData array's slice for one partition starts (spec section 3). */
-typedef struct vh_astart {
-  const char *block, *association, *name; /* pooled / static */
-  int64_t step, partition, start, count;
-} vh_astart;
+/* What a leaf's PointData/CellData arrays need to place each partition's slice (spec
+ * section 3): per array, Steps/<Assoc>DataOffsets/<name> when the file has it (the array
+ * changes at its own rate) or NULL (it follows the geometry); per step, the geometry's
+ * own Steps start, subtracted from the partition's start to get its offset in the step. */
+typedef struct vh_larray {
+  const char *association, *name; /* static / pooled */
+  int64_t *o;                     /* one per step, or NULL */
+} vh_larray;
+typedef struct vh_leafarrs {
+  const char *block; /* pooled: the block of the partition rows these apply to */
+  int64_t nsteps;
+  int64_t *base_pt, *base_cell; /* per step; NULL without Steps (base 0) */
+  vh_larray *a;
+  int na;
+} vh_leafarrs;
 
 /* The rows of vtkhdf_partitions come in segments, in file order: a run of materialised
  * rows (doc.parts[lo, hi)), or a streamed leaf whose rows are made as they are read. */
@@ -81,8 +91,8 @@ typedef struct vh_doc {
   int nsources, capsources;
   vh_block *blocks;
   int nblocks, capblocks;
-  vh_astart *starts;
-  int nstarts, capstarts;
+  vh_leafarrs *larrs; /* VH_STARTS: the UnstructuredGrid and PolyData leaves' arrays */
+  int nlarrs, caplarrs;
 } vh_doc;
 
 /* What to collect (the rest is skipped, which keeps each relation cheap). */

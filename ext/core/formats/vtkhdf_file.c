@@ -235,15 +235,38 @@ static vd_code mark_missing(rd *r, hid_t loc, const char *name, const leaf *L, u
   return rc;
 }
 
-/* Per-array starts: Steps/<Assoc>DataOffsets/<name>[t] plus the earlier partitions of
- * the step when the file has that dataset (arrays that change at their own rate),
- * otherwise the geometry start (static arrays). */
-static vd_code array_starts(rd *r, hid_t lg, const leaf *L, const steps *s, const vh_counts *c, const vh_slot *sl,
-                            int64_t nsl, const unsigned char *miss, int poly) {
+/* What vtkhdf_array_starts needs of a leaf (vh_leafarrs): its PointData and CellData
+ * arrays, each with Steps/<Assoc>DataOffsets/<name> when the file has it, and the
+ * geometry's Steps starts. The rows are made from the partition rows as they stream. */
+static vd_code leaf_arrays_starts(rd *r, hid_t lg, const leaf *L, const steps *s, const vh_counts *c, int poly) {
   static const char *const groups[] = {"PointData", "CellData"}, *const offs[] = {"PointDataOffsets", "CellDataOffsets"};
   static const char *const assoc[] = {"point", "cell"};
+  vh_doc *d = r->doc;
+  GROW(d->larrs, d->nlarrs, d->caplarrs);
+  vh_leafarrs *la = &d->larrs[d->nlarrs++];
+  memset(la, 0, sizeof *la);
+  int ok = 1;
+  la->block = intern(d, L->block, &ok);
+  la->nsteps = c->nsteps;
+  if (!ok) return vd_nomem(r->err);
+  /* short Steps datasets are refused by the partition walk; do not read past them here */
+  int short_steps = (c->point_offsets && c->n_point_offsets < c->nsteps) || (c->cell_offsets && c->n_cell_offsets < c->nsteps);
+  if (c->has_steps && !short_steps) {
+    la->base_pt = calloc(c->nsteps ? c->nsteps : 1, sizeof *la->base_pt);
+    la->base_cell = calloc(c->nsteps ? c->nsteps : 1, sizeof *la->base_cell);
+    if (!la->base_pt || !la->base_cell) return vd_nomem(r->err);
+    for (int64_t t = 0; t < c->nsteps; t++) {
+      la->base_pt[t] = c->point_offsets ? c->point_offsets[t] : 0;
+      for (int k = 0; k < (poly ? VH_NTOPO : 1) && c->cell_offsets; k++) /* the CellData start is the topologies' sum */
+        if (__builtin_add_overflow(la->base_cell[t],
+                                   c->cell_offsets[t * c->cell_offsets_cols + (k < c->cell_offsets_cols ? k : 0)],
+                                   &la->base_cell[t]))
+          return vd_fail(r->err, VD_INVALID, "%s: Steps/CellOffsets[%lld] overflow when summed", L->where, (long long)t);
+    }
+  }
   vd_code rc = VD_OK;
   char m[256];
+  int cap = 0;
   for (int gi = 0; gi < 2 && !rc; gi++) {
     if (H5Lexists(lg, groups[gi], H5P_DEFAULT) <= 0) {
       H5Eclear2(H5E_DEFAULT);
@@ -270,34 +293,21 @@ static vd_code array_starts(rd *r, hid_t lg, const leaf *L, const steps *s, cons
           break;
         }
       }
-      int ok = 1;
-      const char *blk = intern(r->doc, L->block, &ok), *nm = intern(r->doc, ns.v[i], &ok);
-      for (int64_t k = 0; k < nsl && ok && !rc; k++) {
-        const vh_slot *x = &sl[k];
-        vh_doc *d = r->doc;
-        if (d->nstarts == d->capstarts) {
-          int nc = d->capstarts ? d->capstarts * 2 : 64;
-          vh_astart *p = realloc(d->starts, (size_t)nc * sizeof *p);
-          if (!p) {
-            rc = vd_nomem(r->err);
-            break;
-          }
-          d->starts = p, d->capstarts = nc;
+      if (la->na == cap) {
+        int nc = cap ? cap * 2 : 8;
+        vh_larray *p = realloc(la->a, (size_t)nc * sizeof *p);
+        if (!p) {
+          free(o);
+          rc = vd_nomem(r->err);
+          break;
         }
-        vh_astart *a = &d->starts[d->nstarts++];
-        a->block = blk, a->association = assoc[gi], a->name = nm, a->step = x->step, a->partition = x->partition;
-        int64_t geo = gi == 0 ? x->point_off : x->cell_off, base = 0;
-        if (c->has_steps) {
-          if (gi == 0) base = c->point_offsets ? c->point_offsets[x->step] : 0;
-          else
-            for (int t = 0; t < (poly ? VH_NTOPO : 1); t++)
-              base += c->cell_offsets ? c->cell_offsets[x->step * c->cell_offsets_cols + (t < c->cell_offsets_cols ? t : 0)] : 0;
-        }
-        a->start = o ? o[x->step] + (geo - base) : geo;
-        a->count = miss[x->entry] ? VH_NULL : gi == 0 ? x->np : x->nc;
+        la->a = p, cap = nc;
       }
-      free(o);
-      if (!ok && !rc) rc = vd_nomem(r->err);
+      vh_larray *a = &la->a[la->na++];
+      a->association = assoc[gi];
+      a->name = intern(d, ns.v[i], &ok);
+      a->o = o;
+      if (!ok) rc = vd_nomem(r->err);
     }
     names_free(&ns);
     if (og >= 0) H5Gclose(og);
@@ -449,7 +459,8 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   if ((rc = mark_missing(r, lg, "NumberOfPoints", L, &miss, c.n_np, &missfile, &nmiss))) goto done;
   for (int k = 0; k < ntopo; k++)
     if ((rc = mark_missing(r, poly ? tg[k] : lg, "NumberOfCells", L, &miss, c.n_np, &missfile, &nmiss))) goto done;
-  if (windowed && !nmiss && r->what == VH_PARTS) {
+  if ((r->what & VH_STARTS) && (rc = leaf_arrays_starts(r, lg, L, &s, &c, poly))) goto done;
+  if (windowed && !nmiss) {
     rc = stream_leaf(r, lg, L, poly, &s, &b, &c);
     goto done;
   }
@@ -505,7 +516,6 @@ static vd_code grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
     if (!changed) break;
   }
 
-  if ((r->what & VH_STARTS) && (rc = array_starts(r, lg, L, &s, &c, sl, nsl, miss, poly))) goto done;
   if (!(r->what & VH_PARTS)) goto done;
   /* The file behind each partition's Points; for an empty partition (no Points rows
    * mapped) the file its NumberOfPoints entry comes from */
@@ -715,8 +725,7 @@ static vd_code do_leaf(rd *r, hid_t lg, leaf *L) {
   }
   if (is_composite(L->type)) return vd_fail(r->err, VD_INVALID, "%s: a composite leaf must not be composite itself", L->where);
   int ug = !strcmp(L->type, "UnstructuredGrid"), poly = !strcmp(L->type, "PolyData");
-  if ((r->what & VH_STARTS) && (ug || poly)) rc = grid_parts(r, lg, L, poly);
-  else if (r->what & VH_PARTS) rc = (ug || poly) ? grid_parts(r, lg, L, poly) : image_parts(r, lg, L);
+  if (r->what & VH_PARTS) rc = (ug || poly) ? grid_parts(r, lg, L, poly) : image_parts(r, lg, L);
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
@@ -1034,7 +1043,12 @@ void vh_doc_free(vh_doc *d) {
     vh_block *b = &d->blocks[i];
     free(b->path), free(b->name), free(b->kind), free(b->leaf), free(b->type), free(b->external_file);
   }
-  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->starts), free(d->path);
+  for (int i = 0; i < d->nlarrs; i++) {
+    vh_leafarrs *la = &d->larrs[i];
+    for (int k = 0; k < la->na; k++) free(la->a[k].o);
+    free(la->a), free(la->base_pt), free(la->base_cell);
+  }
+  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path);
   memset(d, 0, sizeof *d);
   d->file = -1;
 }

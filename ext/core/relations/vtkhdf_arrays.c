@@ -7,7 +7,7 @@ static const vd_colspec cols[] = {{"block", VD_TEXT, 0},      {"association", VD
                                   {"attribute", VD_TEXT, 0},  {"source_file", VD_TEXT, 0}, {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_arrays", a, VH_ARRAYS, 0, out, err);
+  return vh_cur_open(ctx, "vtkhdf_arrays", a, VH_ARRAYS, VH_FAN_NONE, out, err);
 }
 
 static vd_value opt(const char *s) { return s ? vd_text(s) : vd_null(); }

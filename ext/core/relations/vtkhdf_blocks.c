@@ -8,7 +8,7 @@ static const vd_colspec cols[] = {{"path", VD_TEXT, 0}, {"name", VD_TEXT, 0},  {
                                   {"external_file", VD_TEXT, 0}, {"file", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_blocks", a, VH_BLOCKS, 0, out, err);
+  return vh_cur_open(ctx, "vtkhdf_blocks", a, VH_BLOCKS, VH_FAN_NONE, out, err);
 }
 
 static vd_value opt(const char *s) { return s ? vd_text(s) : vd_null(); }

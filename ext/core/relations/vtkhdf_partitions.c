@@ -11,7 +11,7 @@ static const vd_colspec cols[] = {
     {"source_file", VD_TEXT, 0},  {"status", VD_TEXT, 0},       {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, 0, out, err);
+  return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, VH_FAN_NONE, out, err);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {

@@ -8,7 +8,7 @@ static const vd_colspec cols[] = {{"object", VD_TEXT, 0},        {"kind", VD_TEX
                                   {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_sources", a, VH_SOURCES, 0, out, err);
+  return vh_cur_open(ctx, "vtkhdf_sources", a, VH_SOURCES, VH_FAN_NONE, out, err);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {

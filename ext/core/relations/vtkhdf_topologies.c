@@ -9,12 +9,12 @@ static const vd_colspec cols[] = {
     {"path", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
-  return vh_cur_open(ctx, "vtkhdf_topologies", a, VH_PARTS, 1, out, err);
+  return vh_cur_open(ctx, "vtkhdf_topologies", a, VH_PARTS, VH_FAN_TOPO, out, err);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   const vh_cur *c = cur;
-  int k = c->topo;
+  int k = c->sub;
   const vh_part *p = c->rows.cur;
   switch (col) {
     case 0: *v = vd_text(p->block); break;
