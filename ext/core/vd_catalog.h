@@ -74,6 +74,12 @@ typedef struct vd_relation {
   int64_t (*rowid)(void *cur);
   void (*close)(void *cur);
   const vd_table_ops *table; /* NULL: read-only table-valued function */
+  /* Optional fast path for integer columns, for relations with millions of rows: ints(cur)
+   * gives the current row's integers (valid until next/close), int_col[c] the index there
+   * of column c, or -1 for a column that goes through column(). VD_INT_NULL there is
+   * SQL NULL. A front end asks once per row instead of once per column. */
+  const int64_t *(*ints)(void *cur);
+  const signed char *int_col;
 } vd_relation;
 
 /* Function flags. */

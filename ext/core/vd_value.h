@@ -20,6 +20,9 @@ typedef struct vd_value {
 static inline vd_value vd_null(void) { vd_value v = {0}; return v; }
 static inline vd_value vd_int(int64_t i) { vd_value v = {0}; v.type = VD_INT; v.i = i; return v; }
 static inline vd_value vd_real(double r) { vd_value v = {0}; v.type = VD_REAL; v.r = r; return v; }
+/* The integer that stands for SQL NULL in vd_relation.ints rows */
+#define VD_INT_NULL INT64_MIN
+
 /* In-place setters for the per-row column path, where building a whole vd_value and
  * copying it costs more than the rest of the column (the front end has set type NULL
  * and dtor NULL). */

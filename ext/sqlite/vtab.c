@@ -24,7 +24,9 @@ typedef struct vt_tab {
   sqlite3 *db;
   void *tab;      /* named table (CREATE VIRTUAL TABLE): the core's table state */
   int colmap[64]; /* declared column -> relation column (named tables hide no arguments) */
-  int argk[64];   /* declared column -> which argument it returns, -1 for a data column */
+  /* declared column -> how vt_column gets it: >= 0 its index in the relation's ints()
+   * row, -1 through column(), <= -2 argument -2 - fast (an argument column) */
+  int fast[64];
 } vt_tab;
 
 typedef struct vt_cur {
@@ -33,6 +35,7 @@ typedef struct vt_cur {
   sqlite3_value **args; /* copies, returned for the HIDDEN columns */
   int nargs;
   vd_err err; /* for the per-row calls, so their frames stay small (it is 1 KiB) */
+  const int64_t *iv; /* the current row's integers (vd_relation.ints), NULL until asked */
 } vt_cur;
 
 /* CREATE VIRTUAL TABLE arguments arrive as SQL tokens: 'text' is unquoted. */
@@ -104,11 +107,11 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   t->tab = tab;
   for (int i = 0; i < 64; i++) {
     int col = t->colmap[i] = named ? (i < ndecl ? colmap[i] : 0) : i;
-    t->argk[i] = -1;
+    t->fast[i] = r->ints && r->int_col && col < r->ncols ? r->int_col[col] : -1;
     if (col < r->ncols && (r->cols[col].flags & VD_COL_ARG)) {
       int k = 0;
       for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
-      t->argk[i] = k;
+      t->fast[i] = -2 - k;
     }
   }
   *out = &t->base;
@@ -230,6 +233,7 @@ static int vt_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 static void reset(vt_tab *t, vt_cur *c) {
   if (c->cur) t->rel->close(c->cur);
   c->cur = NULL;
+  c->iv = NULL;
   for (int i = 0; i < c->nargs; i++) sqlite3_value_free(c->args[i]);
   sqlite3_free(c->args);
   c->args = NULL;
@@ -338,6 +342,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   vd_err err = {0};
   vd_code vrc = r->open(t->ctx, args, nargs, f, nf, &c->cur, &err);
   if (vrc) rc = fail(cur->pVtab, vrc, &err);
+  else if (r->ints && !r->eof(c->cur)) c->iv = r->ints(c->cur);
 out:
   for (int i = 0; i < nf; i++) {
     for (int j = 0; j < lists[i].n; j++)
@@ -350,8 +355,12 @@ out:
 static int vt_next(sqlite3_vtab_cursor *cur) {
   vt_cur *c = (vt_cur *)cur;
   vt_tab *t = (vt_tab *)cur->pVtab;
+  c->iv = NULL;
   vd_code rc = t->rel->next(c->cur, &c->err);
-  if (!rc) return SQLITE_OK;
+  if (!rc) {
+    if (t->rel->ints && !t->rel->eof(c->cur)) c->iv = t->rel->ints(c->cur);
+    return SQLITE_OK;
+  }
   rc = fail(cur->pVtab, rc, &c->err);
   vd_err_clear(&c->err);
   return rc;
@@ -376,14 +385,17 @@ static __attribute__((noinline)) int column_failed(vt_cur *c, sqlite3_context *c
   return src;
 }
 
-/* Runs once per column per row (7 million times for a 7-column sum over a million rows):
- * only the fields a column sets are initialised (type and dtor here, the relation sets
- * the value), and integers go straight to SQLite. */
-static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
-  vt_cur *c = (vt_cur *)cur;
-  const vt_tab *t = (const vt_tab *)cur->pVtab;
-  unsigned u = (unsigned)col < 64 ? (unsigned)col : 0;
-  if (t->argk[u] >= 0) return arg_column(c, cx, t->argk[u]);
+/* Every column that is not an integer of the relation's ints() row. */
+static __attribute__((noinline)) int slow_column(vt_cur *c, sqlite3_context *cx, unsigned u, int f) {
+  const vt_tab *t = (const vt_tab *)c->base.pVtab;
+  if (f >= 0) { /* the row's integers were not taken yet (not expected: vt_next takes them) */
+    const int64_t *iv = c->iv = t->rel->ints(c->cur);
+    if (iv[f] != VD_INT_NULL) sqlite3_result_int64(cx, iv[f]);
+    return SQLITE_OK;
+  }
+  if (f <= -2) return arg_column(c, cx, -2 - f);
+  /* only the fields a column sets are initialised (type and dtor here, the relation sets
+   * the value) */
   vd_value v;
   v.type = VD_NULL, v.dtor = NULL;
   vd_code rc = t->rel->column(c->cur, t->colmap[u], &v, &c->err);
@@ -391,6 +403,22 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
   if (v.type == VD_INT) sqlite3_result_int64(cx, v.i);
   else vdsql_result(cx, &v);
   return SQLITE_OK;
+}
+
+/* Runs once per column per row (7 million times for a 7-column sum over a million rows):
+ * an integer of a relation that offers its row's integers (vd_relation.ints) is one load
+ * here; everything else goes out of line. */
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx, int col) {
+  vt_cur *c = (vt_cur *)cur;
+  const vt_tab *t = (const vt_tab *)cur->pVtab;
+  unsigned u = (unsigned)col < 64 ? (unsigned)col : 0;
+  int f = t->fast[u];
+  if (f >= 0 && c->iv) {
+    int64_t x = c->iv[f];
+    if (x != VD_INT_NULL) sqlite3_result_int64(cx, x);
+    return SQLITE_OK;
+  }
+  return slow_column(c, cx, u, f);
 }
 
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {

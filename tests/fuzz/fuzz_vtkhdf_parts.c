@@ -1,9 +1,9 @@
 /* libFuzzer target: the VTKHDF partition math on hostile counts and Steps arrays (the
- * values a broken or malicious file puts in NumberOfPoints/Cells/ConnectivityIds and
-  * Steps datasets). The input decides the shape (UG or PolyData, steps, entries, which Steps
- * datasets exist, 1-D or (NSteps, 4) offsets, a window size) and the values; every leaf
- * goes through vh_compute (in memory) and through the windowed iterator, which must
- * agree row for row or fail with the same code. Differences abort. */
+ * values a broken or malicious file puts in NumberOfPoints/Cells/ConnectivityIds and the
+ * Steps datasets). The input decides the shape (UG or PolyData, steps, entries, which
+ * Steps datasets exist, 1-D or (NSteps, 4) offsets, a window size, a batch size) and the
+ * values; every leaf goes through vh_compute (in memory) and through the windowed
+ * iterator in batches, which must agree row for row or fail alike. Differences abort. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,15 +96,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   vh_iter it;
   vd_code rc2 = vh_iter_init(&it, &c, &cnp, pnc, pnci, pscan, "fuzz", &e2);
   int64_t i = 0;
+  int batch = 1 + (int)(flags >> 3) % 7; /* batches of 1..7 rows through vh_iter_fill */
   while (!rc2) {
-    vh_slot x;
-    vh_topo y;
-    int eof;
-    if ((rc2 = vh_iter_next(&it, &x, &y, &eof, &e2)) || eof) break;
+    vh_slot x[8];
+    vh_topo y[8];
+    int got;
+    rc2 = vh_iter_fill(&it, x, c.poly ? y : NULL, batch, &got, &e2);
     /* in memory, every row the iterator gives must be the same (vh_compute checks all
      * counts first, so it may refuse a file whose bad entry the iterator has not reached) */
-    if (!rc1 && (i >= nref || memcmp(&x, &ref[i], sizeof x) || (rt && memcmp(&y, &rt[i], sizeof y)))) abort();
-    i++;
+    for (int k = 0; k < got; k++, i++)
+      if (!rc1 && (i >= nref || memcmp(&x[k], &ref[i], sizeof x[k]) || (rt && memcmp(&y[k], &rt[i], sizeof y[k]))))
+        abort();
+    if (got < batch) break;
   }
   if (!rc1 && (rc2 || i != nref)) abort();   /* in memory fine: so is the stream, to the end */
   /* refused in memory: the stream must refuse too, unless the fault is a negative count

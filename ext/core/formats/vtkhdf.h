@@ -8,8 +8,9 @@
 
 #include "../vd_ctx.h"
 #include "../vd_err.h"
+#include "../vd_value.h"
 
-#define VH_NULL INT64_MIN /* an integer column that has no value for this row */
+#define VH_NULL VD_INT_NULL /* an integer column that has no value for this row */
 
 /* PolyData's topologies, in VTK's canonical order. */
 #define VH_NTOPO 4
@@ -27,11 +28,11 @@ typedef struct vh_part {
   const char *type;        /* the leaf's Type, NULL for an empty block */
   const char *source_file; /* file that really holds this partition's Points */
   const char *status;      /* a static string */
-  int64_t step, partition;
+  /* the integers, one after the other: vtkhdf_partitions hands them to the front end as
+   * an array (vd_relation.ints) */
+  int64_t step, partition, n_points, n_cells, n_conn, point_off, cell_off, conn_off, offsets_off;
   double time;
   int has_time;
-  int64_t n_points, n_cells, n_conn;
-  int64_t point_off, cell_off, conn_off, offsets_off;
   vh_topo *topo;           /* PolyData: malloc'd (a streamed row: the walker's); NULL otherwise */
 } vh_part;
 
@@ -110,13 +111,17 @@ void vh_doc_free(vh_doc *doc);
 /* Walks the rows of vtkhdf_partitions (VH_PARTS) in order. Start from {doc}; each call
  * moves to the next row (the first call to the first): *cur, or eof. A streamed row's
  * memory is reused by the next call. */
+#define VH_BATCH 64 /* streamed rows are made this many at a time */
 typedef struct vh_rows {
   vh_doc *doc;
   int seg, i;
   int eof;
   const vh_part *cur;
-  vh_part row;
-  vh_topo topo;
+  vh_part buf[VH_BATCH];  /* a streamed leaf's rows, made in batches */
+  vh_topo tbuf[VH_BATCH];
+  int bi, bn;             /* next row of buf, rows in it */
+  vd_code pend;           /* the error that ended the batch, reported after its rows */
+  char pend_msg[sizeof(((vd_err *)0)->msg)];
 } vh_rows;
 vd_code vh_rows_next(vh_rows *r, vd_err *err);
 
@@ -192,6 +197,9 @@ vd_code vh_iter_init(vh_iter *it, const vh_counts *c, vh_col *np, vh_col *const 
                      vh_col *const *scan, const char *what, vd_err *err);
 /* The next partition into *x (and, for PolyData, *y); *eof at the end. */
 vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err);
+/* Up to max partitions into x[] (and y[] for PolyData): *n of them, fewer at the end.
+ * On an error, the *n before it are good. */
+vd_code vh_iter_fill(vh_iter *it, vh_slot *x, vh_topo *y, int max, int *n, vd_err *err);
 
 /* Computes every (step, partition) of a leaf whose counts are in c's arrays. *out (and
  * for PolyData *topo, one per slot) are malloc'd. what names the leaf in errors. */

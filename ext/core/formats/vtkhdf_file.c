@@ -994,6 +994,10 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
 }
 
 vd_code vh_rows_next(vh_rows *it, vd_err *err) {
+  if (it->bi < it->bn) { /* the common case: the next row of a streamed batch */
+    it->cur = &it->buf[it->bi++];
+    return VD_OK;
+  }
   vh_doc *d = it->doc;
   while (it->seg < d->nsegs) {
     vh_seg *g = &d->segs[it->seg];
@@ -1003,15 +1007,32 @@ vd_code vh_rows_next(vh_rows *it, vd_err *err) {
         return VD_OK;
       }
     } else {
-      int eof;
-      vd_code rc = vh_stream_next(g->st, &it->row, &it->topo, &eof, err);
-      if (rc) return rc;
-      if (!eof) {
-        it->cur = &it->row;
+      if (it->bi < it->bn) {
+        it->cur = &it->buf[it->bi++];
         return VD_OK;
       }
+      if (it->pend) { /* the rows made before the error are out: now the error */
+        vd_code rc = vd_fail(err, it->pend, "%s", it->pend_msg);
+        it->pend = VD_OK;
+        return rc;
+      }
+      if (!it->i) { /* the leaf is not done: its next batch */
+        vd_code rc = vh_stream_fill(g->st, it->buf, it->tbuf, VH_BATCH, &it->bn, err);
+        it->bi = 0;
+        if (it->bn < VH_BATCH) it->i = 1; /* the leaf ended (or failed) with this batch */
+        if (rc) {
+          if (!it->bn) return rc;
+          it->pend = rc;
+          snprintf(it->pend_msg, sizeof it->pend_msg, "%s", err->msg);
+          vd_err_clear(err);
+        }
+        if (it->bn) {
+          it->cur = &it->buf[it->bi++];
+          return VD_OK;
+        }
+      }
     }
-    it->seg++, it->i = 0;
+    it->seg++, it->i = 0, it->bi = it->bn = 0;
   }
   it->eof = 1;
   it->cur = NULL;

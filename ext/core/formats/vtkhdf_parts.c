@@ -185,7 +185,8 @@ static vd_code begin_step(vh_iter *it, int64_t t, vd_err *err) {
   return VD_OK;
 }
 
-vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err) {
+/* One partition; inlined into vh_iter_next and the loop of vh_iter_fill. */
+static inline __attribute__((always_inline)) vd_code iter_step(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err) {
   const vh_counts *c = it->c;
   vd_code rc;
   *eof = 0;
@@ -226,6 +227,57 @@ vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err)
   if (c->poly) x->conn_off = x->offsets_off = VH_NULL;
   it->j++;
   return VD_OK;
+}
+
+vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err) { return iter_step(it, x, y, eof, err); }
+
+/* UnstructuredGrid rows of the current step whose count entries are all in the loaded
+ * windows: the same sums as iter_step, with the running starts in registers. Returns how
+ * many rows it made (0: let iter_step take the next one). */
+static int ug_run(vh_iter *it, vh_slot *x, int max) {
+  if (it->t < 0 || it->j >= it->n) return 0;
+  vh_col *cp = it->np, *cc = it->nc[0], *ci = it->nci[0];
+  int64_t e = it->p + it->j;
+  if (e < cp->lo || e < cc->lo || e < ci->lo) return 0;
+  int64_t lim = it->n - it->j;
+  if (lim > max) lim = max;
+  if (lim > cp->hi - e) lim = cp->hi - e;
+  if (lim > cc->hi - e) lim = cc->hi - e;
+  if (lim > ci->hi - e) lim = ci->hi - e;
+  if (lim <= 0) return 0;
+  const int64_t *a = cp->v + (e - cp->lo), *b = cc->v + (e - cc->lo), *d = ci->v + (e - ci->lo);
+  int64_t t = it->t, j = it->j, pt = it->pt, cell = it->cell[0], conn = it->conn[0], offs = it->offs[0];
+  int ovf = 0;
+  for (int64_t r = 0; r < lim; r++, j++, e++) {
+    vh_slot *s = &x[r];
+    s->step = t, s->partition = j, s->entry = e;
+    s->np = a[r], s->nc = b[r], s->nci = d[r];
+    s->point_off = pt, s->cell_off = cell, s->conn_off = conn;
+    ovf |= __builtin_add_overflow(offs, j, &s->offsets_off);
+    ovf |= __builtin_add_overflow(pt, a[r], &pt);
+    ovf |= __builtin_add_overflow(cell, b[r], &cell);
+    ovf |= __builtin_add_overflow(conn, d[r], &conn);
+    ovf |= __builtin_add_overflow(offs, b[r], &offs);
+  }
+  if (ovf) return 0; /* iter_step redoes them one by one and reports where */
+  it->j = j, it->pt = pt, it->cell[0] = cell, it->conn[0] = conn, it->offs[0] = offs;
+  return (int)lim;
+}
+
+vd_code vh_iter_fill(vh_iter *it, vh_slot *x, vh_topo *y, int max, int *n, vd_err *err) {
+  int i = 0, eof = 0;
+  vd_code rc = VD_OK;
+  while (i < max) {
+    int k = it->c->poly ? 0 : ug_run(it, &x[i], max - i);
+    if (k) {
+      i += k;
+      continue;
+    }
+    if ((rc = iter_step(it, &x[i], y ? &y[i] : NULL, &eof, err)) || eof) break;
+    i++;
+  }
+  *n = i;
+  return rc;
 }
 
 vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err) {

@@ -130,42 +130,46 @@ vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err) {
   return VD_OK;
 }
 
-vd_code vh_stream_next(vh_stream *s, vh_part *p, vh_topo *topo, int *eof, vd_err *err) {
-  vh_slot x;
-  vd_code rc = vh_iter_next(&s->it, &x, topo, eof, err);
-  if (rc || *eof) { /* done with this leaf: give back its ids and windows now */
-    release(s);
-    return rc;
-  }
-  const vh_stream_init *in = &s->in;
+/* A partition row from its slot: time, counts, starts, status and source file */
+static void make_row(const vh_stream_init *in, const vh_slot *x, vh_part *p, vh_topo *topo) {
   p->block = in->block;
   p->type = in->type;
-  p->step = x.step;
-  p->partition = x.partition;
-  p->has_time = in->values && x.step < in->c.n_values;
-  p->time = p->has_time ? in->values[x.step] : 0;
-  p->point_off = x.point_off;
-  p->cell_off = x.cell_off;
-  p->conn_off = x.conn_off;
-  p->offsets_off = x.offsets_off;
+  p->step = x->step;
+  p->partition = x->partition;
+  p->has_time = in->values && x->step < in->c.n_values;
+  p->time = p->has_time ? in->values[x->step] : 0;
+  p->point_off = x->point_off;
+  p->cell_off = x->cell_off;
+  p->conn_off = x->conn_off;
+  p->offsets_off = x->offsets_off;
   p->topo = in->poly ? topo : NULL;
   p->status = "ok";
+  p->n_points = x->np;
+  p->n_cells = x->nc;
+  p->n_conn = x->nci;
+  p->source_file = in->holder;
+  if (!in->npm && !in->ncm) return; /* one file: no virtual dataset to look into */
   /* the file behind the partition's Points; for an empty partition (no Points rows) the
    * file its NumberOfPoints entry comes from */
-  const vh5_map *mp = in->npm ? vh5_map_at(in->pm, in->npm, x.point_off) : NULL;
-  if (mp && !mp->exists && x.np > 0) {
+  const vh5_map *mp = in->npm ? vh5_map_at(in->pm, in->npm, x->point_off) : NULL;
+  if (mp && !mp->exists && x->np > 0) {
     p->status = "missing_source";
     p->n_points = p->n_cells = p->n_conn = VH_NULL;
     for (int k = 0; in->poly && k < VH_NTOPO; k++) topo->nc[k] = topo->nci[k] = VH_NULL;
     p->source_file = mp->resolved;
   } else {
-    p->n_points = x.np;
-    p->n_cells = x.nc;
-    p->n_conn = x.nci;
-    const vh5_map *me = in->ncm ? vh5_map_at(in->cm, in->ncm, x.entry) : NULL;
-    p->source_file = mp && x.np > 0 ? mp->resolved : me ? me->resolved : in->holder;
+    const vh5_map *me = in->ncm ? vh5_map_at(in->cm, in->ncm, x->entry) : NULL;
+    p->source_file = mp && x->np > 0 ? mp->resolved : me ? me->resolved : in->holder;
   }
-  return VD_OK;
+}
+
+vd_code vh_stream_fill(vh_stream *s, vh_part *rows, vh_topo *topos, int max, int *n, vd_err *err) {
+  vh_slot x[VH_BATCH];
+  if (max > VH_BATCH) max = VH_BATCH;
+  vd_code rc = vh_iter_fill(&s->it, x, s->in.poly ? topos : NULL, max, n, err);
+  for (int i = 0; i < *n; i++) make_row(&s->in, &x[i], &rows[i], &topos[i]);
+  if (rc || *n < max) release(s); /* done with this leaf: give back its ids and windows now */
+  return rc;
 }
 
 static void release(vh_stream *s) {

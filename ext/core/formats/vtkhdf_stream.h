@@ -30,8 +30,10 @@ typedef struct vh_stream_init {
 vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err);
 /* Frees what an init holds, for a caller that did not get as far as vh_stream_new. */
 void vh_stream_init_free(vh_stream_init *in);
-/* The next row into *row (its strings borrowed from the stream, topo into *topo). */
-vd_code vh_stream_next(vh_stream *s, vh_part *row, vh_topo *topo, int *eof, vd_err *err);
+/* Up to max next rows into rows[] (strings borrowed from the stream; for PolyData the
+ * topologies into topos[]): *n of them, 0 at the end. On an error the *n before it are
+ * good. */
+vd_code vh_stream_fill(vh_stream *s, vh_part *rows, vh_topo *topos, int max, int *n, vd_err *err);
 void vh_stream_free(vh_stream *s);
 
 /* Runs with HDF5's error printing off and the remote driver pointed at ctx, as vh_open

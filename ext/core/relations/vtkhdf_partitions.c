@@ -1,6 +1,8 @@
 /* vtkhdf_partitions(path): one row per (block, step, partition) of a VTKHDF file, with
  * counts and the starts into Points, Types/CellData, Connectivity and Offsets computed
  * as VTK's reader computes them, and the file that really holds the partition. */
+#include <stddef.h>
+
 #include "vtkhdf_cursor.h"
 
 static const vd_colspec cols[] = {
@@ -35,5 +37,16 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
+/* The integer columns straight from the row (vh_part keeps them side by side) */
+#define IX(f) (signed char)((offsetof(vh_part, f) - offsetof(vh_part, step)) / sizeof(int64_t))
+_Static_assert(offsetof(vh_part, offsets_off) - offsetof(vh_part, step) == 8 * sizeof(int64_t),
+               "vh_part's integers must be contiguous");
+static const signed char int_cols[] = {-1, IX(step), -1, IX(partition), -1, IX(n_points), IX(n_cells), IX(n_conn),
+                                       IX(point_off), IX(cell_off), IX(conn_off), IX(offsets_off), -1, -1, -1};
+_Static_assert(sizeof int_cols == sizeof cols / sizeof *cols, "one entry per column");
+
+static const int64_t *ints(void *cur) { return &((vh_cur *)cur)->rows.cur->step; }
+
 const vd_relation vd_rel_vtkhdf_partitions = {"vtkhdf_partitions", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                              open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};
+                                              open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
+                                              NULL, ints, int_cols};
