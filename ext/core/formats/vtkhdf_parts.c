@@ -71,7 +71,9 @@ vd_code vh_col_fill(vh_col *c, int64_t e, vd_err *err) {
   c->lo = c->hi = 0;
   vd_code rc = c->load(c->arg, lo, n, c->buf, err);
   if (rc) return rc;
-  for (int64_t i = 0; i < n; i++)
+  int64_t any = 0; /* an OR over the window first (it vectorises), the culprit only if needed */
+  for (int64_t i = 0; i < n; i++) any |= c->buf[i];
+  for (int64_t i = 0; any < 0 && i < n; i++)
     if (c->buf[i] < 0)
       return vd_fail(err, VD_INVALID, "%s: %s[%lld] is negative", c->what, c->name, (long long)(lo + i));
   c->v = c->buf, c->lo = lo, c->hi = lo + n;
