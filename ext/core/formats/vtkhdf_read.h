@@ -1,0 +1,70 @@
+/* Internal to the VTKHDF reader (vtkhdf_file.c, vtkhdf_grid.c, vtkhdf_tree.c): the
+ * state of one vh_open and the helpers its parts share. */
+#ifndef VD_VTKHDF_READ_H
+#define VD_VTKHDF_READ_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtkhdf.h"
+#include "vtkhdf_h5.h"
+
+/* One vh_open in progress */
+typedef struct rd {
+  vh_doc *doc;
+  vd_ctx *ctx;
+  int remote;
+  unsigned what;
+  hid_t file;
+  const char *path;
+  vd_err *err;
+} rd;
+
+/* Grows arr by doubling; returns VD_NOMEM (through r->err) from the caller when it cannot. */
+#define GROW(arr, n, cap)                                              \
+  do {                                                                 \
+    if ((n) == (cap)) {                                                \
+      int nc_ = (cap) ? (cap) * 2 : 16;                                \
+      void *p_ = realloc((arr), (size_t)nc_ * sizeof *(arr));          \
+      if (!p_) return vd_nomem(r->err);                                \
+      (arr) = p_;                                                      \
+      (cap) = nc_;                                                     \
+    }                                                                  \
+  } while (0)
+
+/* A group's children (vhr_list_children) */
+typedef struct names {
+  char **v;
+  int n, cap;
+} names;
+
+/* The leaf being read (a plain file's /VTKHDF or a composite's block) */
+typedef struct leaf {
+  const char *block, *type, *holder; /* holder: the file that holds this leaf's group */
+  char where[512];                   /* names the leaf in errors */
+} leaf;
+
+char *vhr_dup0(const char *s);
+/* The doc's string pool (rows point into it); clears *ok when memory runs out */
+const char *vhr_intern(vh_doc *d, const char *s, int *ok);
+/* Children of g in creation order, or name order when creation order is not tracked
+ * (or by_name). 0 on success. */
+int vhr_list_children(hid_t g, int by_name, names *ns);
+void vhr_names_free(names *ns);
+/* A materialised partition row of leaf L, with NULL counts and status ok */
+vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out);
+/* The Type of group g (VTK 9.1's rule for Version 1.x files without one); NULL: none */
+vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type);
+/* Everything the doc wants of one leaf */
+vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L);
+
+/* vtkhdf_grid.c: the partition rows of a leaf */
+vd_code vhr_grid_parts(rd *r, hid_t lg, const leaf *L, int poly); /* UnstructuredGrid, PolyData */
+vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L);          /* one row per step */
+
+/* vtkhdf_tree.c: arrays, the Assembly, the sources */
+vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal);
+vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth);
+vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, int depth);
+
+#endif

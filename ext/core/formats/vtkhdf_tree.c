@@ -1,0 +1,242 @@
+/* VTKHDF structure around the partitions: each leaf's data arrays, the Assembly tree of
+ * composites (and the leaves it links, through external files), and every external link
+ * and virtual-dataset mapping (vtkhdf_sources). */
+#include "vtkhdf_read.h"
+
+static const char *type_name(hid_t t, char *buf, size_t n) {
+  H5T_class_t cls = H5Tget_class(t);
+  size_t sz = H5Tget_size(t);
+  if (cls == H5T_INTEGER) snprintf(buf, n, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", sz * 8);
+  else if (cls == H5T_FLOAT) snprintf(buf, n, "float%zu", sz * 8);
+  else if (cls == H5T_STRING) snprintf(buf, n, "string");
+  else snprintf(buf, n, "other");
+  return buf;
+}
+
+vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal) {
+  static const char *const groups[] = {"PointData", "CellData", "FieldData", "RowData"};
+  static const char *const assoc[] = {"point", "cell", "field", "row"};
+  vd_code rc = VD_OK;
+  char m[256];
+  for (int gi = 0; gi < 4 && !rc; gi++) {
+    if (H5Lexists(lg, groups[gi], H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      continue;
+    }
+    hid_t g = H5Gopen2(lg, groups[gi], H5P_DEFAULT);
+    if (g < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
+    names ns = {0};
+    if (vhr_list_children(g, 1, &ns) < 0) {
+      rc = vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
+    }
+    for (int i = 0; i < ns.n && !rc; i++) {
+      hid_t ds = H5Dopen2(g, ns.v[i], H5P_DEFAULT);
+      if (ds < 0) { /* a group or a broken link among the arrays is not an array */
+        H5Eclear2(H5E_DEFAULT);
+        continue;
+      }
+      hid_t t = H5Dget_type(ds), sp = H5Dget_space(ds);
+      int rank = H5Sget_simple_extent_ndims(sp);
+      hsize_t dims[H5S_MAX_RANK] = {0};
+      if (rank > 0) H5Sget_simple_extent_dims(sp, dims, NULL);
+      int64_t total = 1;
+      for (int k = 0; k < rank; k++) total *= (int64_t)dims[k];
+      /* components: the last dimension of an (n, c) array; ImageData arrays are
+       * (z, y, x[, c]) with a leading time axis when temporal */
+      int plain = (image ? 3 : 1) + (image && temporal ? 1 : 0);
+      int64_t comps = rank > plain && gi != 2 ? (int64_t)dims[rank - 1] : (gi == 2 && rank == 2 ? (int64_t)dims[1] : 1);
+      if (comps < 1) comps = 1;
+      char tn[32];
+      GROW(r->doc->arrays, r->doc->narrays, r->doc->caparrays);
+      vh_array *a = &r->doc->arrays[r->doc->narrays++];
+      memset(a, 0, sizeof *a);
+      a->block = strdup(L->block);
+      a->association = strdup(assoc[gi]);
+      a->name = strdup(ns.v[i]);
+      a->type = strdup(type_name(t, tn, sizeof tn));
+      a->components = comps;
+      a->tuples = total / comps;
+      a->attribute = vh5_attr_str(ds, "Attribute");
+      H5Eclear2(H5E_DEFAULT);
+      H5Tclose(t);
+      H5Sclose(sp);
+      H5Dclose(ds);
+      vh5_map *mp;
+      int nm;
+      if ((rc = vh5_vds_maps(g, ns.v[i], L->holder, L->where, &mp, &nm, r->err))) break;
+      const char *src = L->holder;
+      for (int k = 0; k < nm; k++)
+        if (strcmp(mp[k].resolved, mp[0].resolved)) src = NULL; /* several files: see vtkhdf_sources */
+      if (nm && src) src = mp[0].resolved;
+      a->source_file = vhr_dup0(src);
+      vh5_maps_free(mp, nm);
+      if (!a->block || !a->association || !a->name || !a->type) rc = vd_nomem(r->err);
+    }
+    vhr_names_free(&ns);
+    H5Gclose(g);
+  }
+  return rc;
+}
+
+static vd_code add_block(rd *r, const char *path, const char *name, const char *kind, const char *leafp,
+                         const char *type, int64_t index, const char *ext) {
+  if (!(r->what & VH_BLOCKS)) return VD_OK;
+  vh_doc *d = r->doc;
+  GROW(d->blocks, d->nblocks, d->capblocks);
+  vh_block *b = &d->blocks[d->nblocks++];
+  b->path = strdup(path);
+  b->name = strdup(name);
+  b->kind = strdup(kind);
+  b->leaf = vhr_dup0(leafp);
+  b->type = vhr_dup0(type);
+  b->external_file = vhr_dup0(ext);
+  b->index = index;
+  return b->path && b->name && b->kind ? VD_OK : vd_nomem(r->err);
+}
+
+vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
+  char m[256];
+  if (depth > 64) return vd_fail(r->err, VD_INVALID, "%s: the Assembly is nested too deep at %s", r->path, path);
+  names ns = {0};
+  if (vhr_list_children(g, 0, &ns) < 0) {
+    vhr_names_free(&ns);
+    return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", r->path, path, vh5_msg(m, sizeof m));
+  }
+  vd_code rc = VD_OK;
+  for (int i = 0; i < ns.n && !rc; i++) {
+    char child[1024];
+    snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
+    int lt = vh5_link_type(g, ns.v[i]);
+    if (lt == H5L_TYPE_SOFT) {
+      char *target = vh5_soft_target(g, ns.v[i]);
+      if (!target) {
+        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the soft link %s", r->path, child);
+        break;
+      }
+      /* the leaf is /VTKHDF/<name>; it may be an external link into <stem>_<name> */
+      const char *lname = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+      char *efile = NULL, *eobj = NULL, *resolved = NULL;
+      int exists = 1;
+      leaf L = {child, NULL, r->path, ""};
+      snprintf(L.where, sizeof L.where, "%s: block %s (%s)", r->path, child, target);
+      if (vh5_link_type(root, lname) == H5L_TYPE_EXTERNAL && !vh5_external_target(root, lname, &efile, &eobj)) {
+        resolved = vh5_resolve(r->path, efile, &exists);
+        L.holder = resolved;
+        snprintf(L.where, sizeof L.where, "%s: block %s (%s in %s)", r->path, child, eobj, resolved);
+      }
+      H5Eclear2(H5E_DEFAULT);
+      if (!exists) {
+        rc = add_block(r, child, ns.v[i], "leaf", target, NULL, VH_NULL, resolved);
+        if (!rc && (r->what & VH_PARTS)) {
+          vh_part *p;
+          if (!(rc = vhr_add_part(r, &L, &p))) {
+            p->status = "missing_source";
+            p->source_file = vhr_intern(r->doc, resolved, &(int){1});
+          }
+        }
+      } else {
+        hid_t lg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+        if (lg < 0) {
+          rc = vd_fail(r->err, VD_INVALID, "%s: cannot open the leaf %s (HDF5: %s)", r->path, target, vh5_msg(m, sizeof m));
+        } else {
+          char *type = NULL;
+          int64_t index = VH_NULL;
+          if (!(rc = vhr_read_type(r, lg, target, &type))) {
+            if (vh5_attr_i64(lg, "Index", &index, 1) != 1) index = VH_NULL;
+            H5Eclear2(H5E_DEFAULT);
+            L.type = type;
+            rc = add_block(r, child, ns.v[i], "leaf", target, type, index, resolved);
+            if (!rc) rc = vhr_do_leaf(r, lg, &L);
+          }
+          free(type);
+          H5Gclose(lg);
+        }
+      }
+      free(efile), free(eobj), free(resolved), free(target);
+    } else if (lt == H5L_TYPE_HARD) {
+      hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+      if (cg < 0) {
+        H5Eclear2(H5E_DEFAULT); /* a dataset inside the Assembly means nothing to VTK */
+        continue;
+      }
+      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, VH_NULL, NULL);
+      if (!rc) rc = vhr_assembly(r, root, cg, child, depth + 1);
+      H5Gclose(cg);
+    }
+  }
+  vhr_names_free(&ns);
+  return rc;
+}
+
+static vd_code add_source(rd *r, const char *object, const char *kind, const char *file, const char *resolved,
+                          const char *target, int exists) {
+  vh_doc *d = r->doc;
+  GROW(d->sources, d->nsources, d->capsources);
+  vh_source *s = &d->sources[d->nsources++];
+  s->object = strdup(object);
+  s->kind = strdup(kind);
+  s->file = strdup(file);
+  s->resolved = strdup(resolved);
+  s->target = strdup(target);
+  s->exists = exists;
+  return s->object && s->kind && s->file && s->resolved && s->target ? VD_OK : vd_nomem(r->err);
+}
+
+vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, int depth) {
+  char m[256];
+  if (depth > 16) return VD_OK; /* external links may form cycles; stop following */
+  names ns = {0};
+  if (vhr_list_children(g, 1, &ns) < 0) {
+    vhr_names_free(&ns);
+    return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", r->path, path, vh5_msg(m, sizeof m));
+  }
+  vd_code rc = VD_OK;
+  for (int i = 0; i < ns.n && !rc; i++) {
+    char child[1024];
+    snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
+    int lt = vh5_link_type(g, ns.v[i]);
+    if (lt == H5L_TYPE_EXTERNAL) {
+      char *file = NULL, *obj = NULL;
+      if (vh5_external_target(g, ns.v[i], &file, &obj)) {
+        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the external link %s", r->path, child);
+        break;
+      }
+      int exists;
+      char *res = vh5_resolve(holder, file, &exists);
+      rc = res ? add_source(r, child, "external_link", file, res, obj, exists) : vd_nomem(r->err);
+      if (!rc && exists) {
+        hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+        if (cg >= 0) {
+          rc = vhr_walk_sources(r, cg, child, res, depth + 1);
+          H5Gclose(cg);
+        }
+        H5Eclear2(H5E_DEFAULT);
+      }
+      free(file), free(obj), free(res);
+    } else if (lt == H5L_TYPE_HARD) {
+      hid_t o = H5Oopen(g, ns.v[i], H5P_DEFAULT);
+      if (o < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        continue;
+      }
+      H5I_type_t it = H5Iget_type(o);
+      H5Oclose(o);
+      if (it == H5I_GROUP) {
+        hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+        if (cg >= 0) {
+          rc = vhr_walk_sources(r, cg, child, holder, depth);
+          H5Gclose(cg);
+        }
+      } else if (it == H5I_DATASET) {
+        vh5_map *mp;
+        int nm;
+        if ((rc = vh5_vds_maps(g, ns.v[i], holder, r->path, &mp, &nm, r->err))) break;
+        for (int k = 0; k < nm && !rc; k++)
+          rc = add_source(r, child, "virtual", mp[k].file, mp[k].resolved, mp[k].dset, mp[k].exists);
+        vh5_maps_free(mp, nm);
+      }
+    }
+  }
+  vhr_names_free(&ns);
+  return rc;
+}
