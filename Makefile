@@ -3,7 +3,7 @@
 #   make test       install deps, build, run every test (unit, SQL on files and HTTP,
 #                   the same under ASan+UBSan, fuzz smoke)
 #   make demo       install deps, build, run the demo on a generated dataset
-#   make bench      run the benchmarks in bench/
+#   make bench      run the benchmarks in bench/ (bench/README.md)
 #   make B=build-asan SAN=address,undefined CC=clang   sanitized build into its own dir
 
 CC      ?= cc
@@ -95,8 +95,11 @@ test: deps
 demo: deps all
 	@scripts/demo
 
+# OpenVDS and VTKHDF always; LINDI when LINDI_SRC names a lindi source tree (not in Debian)
 bench: deps all
 	@bench/run
+	@bench/vtkhdf
+	@if [ -n "$$LINDI_SRC" ]; then bench/lindi; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
 
 clean:
 	rm -rf build build-asan build-fuzz vdsql.so sql/vdsql--*.sql
