@@ -115,14 +115,32 @@ void vhr_names_free(names *ns) {
   memset(ns, 0, sizeof *ns);
 }
 
-/* Children of g in creation order, or name order when creation order is not tracked. */
-int vhr_list_children(hid_t g, int by_name, names *ns) {
+vd_code vhr_children(rd *r, hid_t g, int by_name, const char *prefix, const char *name, names *ns) {
   hsize_t idx = 0;
-  if (!by_name && H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, name_cb, ns) >= 0) return 0;
+  memset(ns, 0, sizeof *ns);
+  if (!by_name && H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
   H5Eclear2(H5E_DEFAULT);
   vhr_names_free(ns);
   idx = 0;
-  return H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, name_cb, ns) >= 0 ? 0 : -1;
+  if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
+  char m[256];
+  vhr_names_free(ns);
+  return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", prefix, name, vh5_msg(m, sizeof m));
+}
+
+vd_code vhr_data_group(rd *r, hid_t lg, const leaf *L, const char *name, hid_t *g, names *ns) {
+  memset(ns, 0, sizeof *ns);
+  *g = -1;
+  if (H5Lexists(lg, name, H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return VD_OK;
+  }
+  char m[256];
+  if ((*g = H5Gopen2(lg, name, H5P_DEFAULT)) < 0)
+    return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, name, vh5_msg(m, sizeof m));
+  vd_code rc = vhr_children(r, *g, 1, L->where, name, ns);
+  if (rc) H5Gclose(*g), *g = -1;
+  return rc;
 }
 
 

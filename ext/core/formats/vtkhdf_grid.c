@@ -147,21 +147,14 @@ static vd_code leaf_arrays_starts(rd *r, hid_t lg, const leaf *L, const steps *s
     }
   }
   vd_code rc = VD_OK;
-  char m[256];
   int cap = 0;
   for (int gi = 0; gi < 2 && !rc; gi++) {
-    if (H5Lexists(lg, groups[gi], H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      continue;
-    }
-    hid_t g = H5Gopen2(lg, groups[gi], H5P_DEFAULT);
-    if (g < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
-    names ns = {0};
+    hid_t g;
+    names ns;
+    if ((rc = vhr_data_group(r, lg, L, groups[gi], &g, &ns)) || g < 0) continue;
     hid_t og = -1;
     if (s->g >= 0 && H5Lexists(s->g, offs[gi], H5P_DEFAULT) > 0) og = H5Gopen2(s->g, offs[gi], H5P_DEFAULT);
     H5Eclear2(H5E_DEFAULT);
-    if (vhr_list_children(g, 1, &ns) < 0)
-      rc = vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
     for (int i = 0; i < ns.n && !rc; i++) {
       int64_t *o = NULL, no = 0;
       if (og >= 0) {

@@ -32,7 +32,7 @@ typedef struct rd {
     }                                                                  \
   } while (0)
 
-/* A group's children (vhr_list_children) */
+/* A group's children (vhr_children) */
 typedef struct names {
   char **v;
   int n, cap;
@@ -48,8 +48,12 @@ char *vhr_dup0(const char *s);
 /* The doc's string pool (rows point into it); clears *ok when memory runs out */
 const char *vhr_intern(vh_doc *d, const char *s, int *ok);
 /* Children of g in creation order, or name order when creation order is not tracked
- * (or by_name). 0 on success. */
-int vhr_list_children(hid_t g, int by_name, names *ns);
+ * (or by_name). An error says "<prefix>: cannot list <name>" with HDF5's message; *ns is
+ * empty then. */
+vd_code vhr_children(rd *r, hid_t g, int by_name, const char *prefix, const char *name, names *ns);
+/* Opens leaf L's group name (PointData, ...) and lists it: *g = -1 and no error when the
+ * leaf has none. The caller closes *g and frees *ns. */
+vd_code vhr_data_group(rd *r, hid_t lg, const leaf *L, const char *name, hid_t *g, names *ns);
 void vhr_names_free(names *ns);
 /* A materialised partition row of leaf L, with NULL counts and status ok */
 vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out);

@@ -17,18 +17,10 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
   static const char *const groups[] = {"PointData", "CellData", "FieldData", "RowData"};
   static const char *const assoc[] = {"point", "cell", "field", "row"};
   vd_code rc = VD_OK;
-  char m[256];
   for (int gi = 0; gi < 4 && !rc; gi++) {
-    if (H5Lexists(lg, groups[gi], H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      continue;
-    }
-    hid_t g = H5Gopen2(lg, groups[gi], H5P_DEFAULT);
-    if (g < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
-    names ns = {0};
-    if (vhr_list_children(g, 1, &ns) < 0) {
-      rc = vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", L->where, groups[gi], vh5_msg(m, sizeof m));
-    }
+    hid_t g;
+    names ns;
+    if ((rc = vhr_data_group(r, lg, L, groups[gi], &g, &ns)) || g < 0) continue;
     for (int i = 0; i < ns.n && !rc; i++) {
       hid_t ds = H5Dopen2(g, ns.v[i], H5P_DEFAULT);
       if (ds < 0) { /* a group or a broken link among the arrays is not an array */
@@ -97,12 +89,8 @@ static vd_code add_block(rd *r, const char *path, const char *name, const char *
 vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
   char m[256];
   if (depth > 64) return vd_fail(r->err, VD_INVALID, "%s: the Assembly is nested too deep at %s", r->path, path);
-  names ns = {0};
-  if (vhr_list_children(g, 0, &ns) < 0) {
-    vhr_names_free(&ns);
-    return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", r->path, path, vh5_msg(m, sizeof m));
-  }
-  vd_code rc = VD_OK;
+  names ns;
+  vd_code rc = vhr_children(r, g, 0, r->path, path, &ns);
   for (int i = 0; i < ns.n && !rc; i++) {
     char child[1024];
     snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
@@ -183,14 +171,9 @@ static vd_code add_source(rd *r, const char *object, const char *kind, const cha
 }
 
 vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, int depth) {
-  char m[256];
   if (depth > 16) return VD_OK; /* external links may form cycles; stop following */
-  names ns = {0};
-  if (vhr_list_children(g, 1, &ns) < 0) {
-    vhr_names_free(&ns);
-    return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", r->path, path, vh5_msg(m, sizeof m));
-  }
-  vd_code rc = VD_OK;
+  names ns;
+  vd_code rc = vhr_children(r, g, 1, r->path, path, &ns);
   for (int i = 0; i < ns.n && !rc; i++) {
     char child[1024];
     snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
