@@ -221,14 +221,9 @@ static vd_code stream_leaf(rd *r, hid_t lg, const leaf *L, int poly, steps *s, u
   in.holder = vhr_intern(r->doc, L->holder, &ok);
   in.where = L->where;
   in.c = *c;
-  in.steps_own[0] = b->po, in.steps_own[1] = b->nop, in.steps_own[2] = b->pto, in.steps_own[3] = b->co,
-  in.steps_own[4] = b->cio;
-  b->po = b->nop = b->pto = b->co = b->cio = NULL;
-  in.values = s->values;
+  b->po = b->nop = b->pto = b->co = b->cio = NULL; /* in.c points to them: the stream owns them now */
   s->values = NULL;
   in.file = r->file;
-  in.n_np = c->n_np;
-  for (int k = 0; k < VH_NTOPO; k++) in.n_nc[k] = c->n_nc[k], in.n_nci[k] = c->n_nci[k];
   size_t gl = strlen(L->block) + sizeof "/VTKHDF";
   if ((in.group = malloc(gl))) snprintf(in.group, gl, "/VTKHDF%s", L->block); /* through the Assembly's links */
   else ok = 0;

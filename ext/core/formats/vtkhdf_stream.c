@@ -62,7 +62,7 @@ static vd_code open_ids(vh_stream *s, vd_err *err) {
   char m[256];
   s->g = H5Gopen2(s->in.file, s->in.group, H5P_DEFAULT);
   if (s->g < 0) return vd_fail(err, VD_IO, "%s: cannot open %s again (HDF5: %s)", s->where, s->in.group, vh5_msg(m, sizeof m));
-  vd_code rc = open_one(s, s->g, 0, s->in.n_np, err);
+  vd_code rc = open_one(s, s->g, 0, s->in.c.n_np, err);
   for (int k = 0; k < (s->in.poly ? VH_NTOPO : 1) && !rc; k++) {
     hid_t loc = s->g;
     if (s->in.poly) {
@@ -70,7 +70,7 @@ static vd_code open_ids(vh_stream *s, vd_err *err) {
         return vd_fail(err, VD_IO, "%s: cannot open %s again (HDF5: %s)", s->where, vh_topo_names[k], vh5_msg(m, sizeof m));
       loc = s->tg[k];
     }
-    if (!(rc = open_one(s, loc, 1 + k, s->in.n_nc[k], err))) rc = open_one(s, loc, 1 + VH_NTOPO + k, s->in.n_nci[k], err);
+    if (!(rc = open_one(s, loc, 1 + k, s->in.c.n_nc[k], err))) rc = open_one(s, loc, 1 + VH_NTOPO + k, s->in.c.n_nci[k], err);
   }
   return rc;
 }
@@ -89,8 +89,9 @@ static vd_code load(void *arg, int64_t lo, int64_t n, int64_t *dst, vd_err *err)
 
 void vh_stream_init_free(vh_stream_init *in) {
   free(in->group);
-  for (int i = 0; i < 5; i++) free(in->steps_own[i]);
-  free(in->values);
+  /* the stream owns what c points to (vh_counts only reads, hence const there) */
+  free((void *)in->c.part_offsets), free((void *)in->c.number_of_parts), free((void *)in->c.point_offsets);
+  free((void *)in->c.cell_offsets), free((void *)in->c.conn_offsets), free((void *)in->c.values);
   vh5_maps_free(in->pm, in->npm);
   vh5_maps_free(in->cm, in->ncm);
   memset(in, 0, sizeof *in);
@@ -108,17 +109,16 @@ vd_code vh_stream_new(vh_stream_init *in, vh_stream **out, vd_err *err) {
   s->in = *in;
   snprintf(s->where, sizeof s->where, "%s", in->where);
   s->in.where = s->where;
-  s->in.c.values = s->in.values;
   s->g = -1;
   for (int k = 0; k < VH_NTOPO; k++) s->tg[k] = -1;
   for (int i = 0; i < NDS; i++) s->ds[i] = -1, s->l[i] = (loader){s, i};
   int ntopo = in->poly ? VH_NTOPO : 1;
   vh_col *pnc[VH_NTOPO], *pnci[VH_NTOPO], *pscan[VH_NTOPO];
-  vh_col_lazy(&s->np, "NumberOfPoints", s->where, in->n_np, load, &s->l[0]);
+  vh_col_lazy(&s->np, "NumberOfPoints", s->where, in->c.n_np, load, &s->l[0]);
   for (int k = 0; k < ntopo; k++) {
-    vh_col_lazy(&s->nc[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->l[1 + k]);
-    vh_col_lazy(&s->nci[k], "NumberOfConnectivityIds", s->where, in->n_nci[k], load, &s->l[1 + VH_NTOPO + k]);
-    vh_col_lazy(&s->scan[k], "NumberOfCells", s->where, in->n_nc[k], load, &s->l[1 + k]);
+    vh_col_lazy(&s->nc[k], "NumberOfCells", s->where, in->c.n_nc[k], load, &s->l[1 + k]);
+    vh_col_lazy(&s->nci[k], "NumberOfConnectivityIds", s->where, in->c.n_nci[k], load, &s->l[1 + VH_NTOPO + k]);
+    vh_col_lazy(&s->scan[k], "NumberOfCells", s->where, in->c.n_nc[k], load, &s->l[1 + k]);
     pnc[k] = &s->nc[k], pnci[k] = &s->nci[k], pscan[k] = &s->scan[k];
   }
   vd_code rc = vh_iter_init(&s->it, &s->in.c, &s->np, pnc, pnci, pscan, s->where, err);
@@ -136,8 +136,8 @@ static void make_row(const vh_stream_init *in, const vh_slot *x, vh_part *p, vh_
   p->type = in->type;
   p->step = x->step;
   p->partition = x->partition;
-  p->has_time = in->values && x->step < in->c.n_values;
-  p->time = p->has_time ? in->values[x->step] : 0;
+  p->has_time = in->c.values && x->step < in->c.n_values;
+  p->time = p->has_time ? in->c.values[x->step] : 0;
   p->point_off = x->point_off;
   p->cell_off = x->cell_off;
   p->conn_off = x->conn_off;

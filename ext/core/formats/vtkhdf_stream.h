@@ -19,10 +19,8 @@ typedef struct vh_stream_init {
   char *group;                       /* the leaf group's path from the file root, malloc'd */
   const char *block, *type, *holder; /* interned in the doc, outlive the stream */
   const char *where;
-  vh_counts c;                       /* Steps arrays, malloc'd; count pointers unused */
-  int64_t *steps_own[5];             /* the Steps arrays to free */
-  double *values;                    /* Steps/Values (c.values), malloc'd */
-  int64_t n_np, n_nc[VH_NTOPO], n_nci[VH_NTOPO]; /* count dataset lengths, checked at open */
+  vh_counts c; /* Steps arrays and Values (malloc'd, owned); the count datasets' lengths
+                * (checked at open), not their entries */
   vh5_map *pm, *cm; /* mappings of Points and NumberOfPoints */
   int npm, ncm;
 } vh_stream_init;

@@ -20,7 +20,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     case 1: *v = vd_text(b->name); break;
     case 2: *v = vd_text(b->kind); break;
     case 3: *v = opt(b->leaf); break;
-    case 4: *v = vh_int(b->index); break;
+    case 4: vh_put(v, b->index); break;
     case 5: *v = opt(b->type); break;
     default: *v = opt(b->external_file); break;
   }

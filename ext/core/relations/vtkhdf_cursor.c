@@ -83,4 +83,3 @@ void vh_cur_close(void *cur) {
   vh_doc_free(&((vh_cur *)cur)->doc);
   free(cur);
 }
-vd_value vh_int(int64_t v) { return v == VH_NULL ? vd_null() : vd_int(v); }

@@ -29,8 +29,7 @@ vd_code vh_cur_next(void *cur, vd_err *err);
 int vh_cur_eof(void *cur);
 int64_t vh_cur_rowid(void *cur);
 void vh_cur_close(void *cur);
-/* VH_NULL becomes SQL NULL */
-vd_value vh_int(int64_t v);
+/* Sets an integer column in place (the front end starts it NULL); VH_NULL stays NULL */
 static inline void vh_put(vd_value *v, int64_t x) {
   if (x != VH_NULL) vd_put_int(v, x);
 }

@@ -18,14 +18,14 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   const vh_part *p = c->rows.cur;
   switch (col) {
     case 0: *v = vd_text(p->block); break;
-    case 1: *v = vh_int(p->step); break;
-    case 2: *v = vh_int(p->partition); break;
+    case 1: vh_put(v, p->step); break;
+    case 2: vh_put(v, p->partition); break;
     case 3: *v = vd_text(vh_topo_names[k]); break;
-    case 4: *v = vh_int(p->topo->nc[k]); break;
-    case 5: *v = vh_int(p->topo->nci[k]); break;
-    case 6: *v = vh_int(p->topo->cell_off[k]); break;
-    case 7: *v = vh_int(p->topo->conn_off[k]); break;
-    default: *v = vh_int(p->topo->offs_off[k]); break;
+    case 4: vh_put(v, p->topo->nc[k]); break;
+    case 5: vh_put(v, p->topo->nci[k]); break;
+    case 6: vh_put(v, p->topo->cell_off[k]); break;
+    case 7: vh_put(v, p->topo->conn_off[k]); break;
+    default: vh_put(v, p->topo->offs_off[k]); break;
   }
   return VD_OK;
 }
