@@ -305,7 +305,7 @@ static int exists_(const char *p) {
   if (!remote_ctx) return 0;
   for (int i = 0; i < nmemos; i++)
     if (!strcmp(memos[i].name, p)) return memos[i].exists;
-  if (vh_vfd_known(p)) return 1;
+  if (vh_vfd_known(remote_ctx, p)) return 1;
   vd_objinfo info = {0};
   vd_err e;
   int ok = vd_head(remote_ctx, p, &info, &e) == VD_OK;

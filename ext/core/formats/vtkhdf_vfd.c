@@ -45,11 +45,6 @@ static void file_free(vfd_file *f) {
   free(f);
 }
 
-int vh_vfd_known(const char *url) {
-  for (int i = 0; i < NPOOL; i++)
-    if (pool[i] && !strcmp(pool[i]->url, url)) return 1;
-  return 0;
-}
 
 void vh_vfd_begin(vd_ctx *ctx) { cur_ctx = ctx; }
 void vh_vfd_end(void) { cur_ctx = NULL; }
@@ -80,6 +75,8 @@ static void remember_size(vd_ctx *ctx, const char *url, int64_t size) {
 }
 
 void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size) { remember_size(ctx, url, size); }
+
+int vh_vfd_known(vd_ctx *ctx, const char *url) { return known_size(ctx, url) >= 0; }
 
 void vh_vfd_forget(vd_ctx *ctx) {
   for (int i = 0; i < NPOOL; i++) {

@@ -17,9 +17,9 @@ void vh_vfd_forget(vd_ctx *ctx);
 /* Records url's size, learnt from a HEAD made elsewhere, so HDF5's open of it does not
  * ask again. */
 void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size);
-/* 1 when HDF5 already opened url through the driver for a file still open (so it exists:
- * no need to ask the server again). */
-int vh_vfd_known(const char *url);
+/* 1 when url was opened (or HEAD-checked) through ctx for a file still open: it exists,
+ * no need to ask the server again. */
+int vh_vfd_known(vd_ctx *ctx, const char *url);
 /* Why the driver's last open or read failed on this thread ("" if it did not). */
 const char *vh_vfd_last_error(void);
 int vh_is_url(const char *s);
