@@ -28,6 +28,8 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.http_parallel = 16;
   ctx->cfg.lindi_prefix = 128 << 10;
   ctx->cfg.lock_timeout = 5;
+  ctx->cfg.http_max_excess = 4 << 20;
+  ctx->cfg.max_alloc = 256 << 20;
   ctx->cache = vd_cache_new();
   if (!ctx->cache) {
     free(ctx);
@@ -43,7 +45,7 @@ void vd_ctx_free(vd_ctx *ctx) {
   free(ctx);
 }
 
-typedef enum { K_REAL, K_INT, K_STR, K_ACTION } kind;
+typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_ACTION } kind;
 typedef struct {
   const char *key;
   kind k;
@@ -55,15 +57,19 @@ typedef struct {
 #define OFF(f) offsetof(vd_config, f)
 static const setting settings[] = {
     {"cache_ttl", K_REAL, OFF(cache_ttl), 0, 1e9, "seconds a cached document stays fresh (0: no caching)"},
-    {"cache_size", K_INT, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
+    {"cache_size", K_INT64, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
     {"http_timeout", K_REAL, OFF(http_timeout), 0.001, 1e6, "seconds a request may take"},
     {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
     {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
-    {"lindi_prefix", K_INT, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
+    {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for the archive lock"},
+    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, 0,
+     "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
+    {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
+    {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
@@ -73,12 +79,8 @@ static char *show(const vd_ctx *ctx, const setting *s) {
   const char *base = (const char *)&ctx->cfg;
   switch (s->k) {
     case K_REAL: snprintf(buf, sizeof buf, "%g", *(const double *)(base + s->off)); break;
-    case K_INT:
-      if (s->off == OFF(cache_size) || s->off == OFF(lindi_prefix))
-        snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off));
-      else
-        snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off));
-      break;
+    case K_INT: snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off)); break;
+    case K_INT64: snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off)); break;
     case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
     case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
   }
@@ -108,8 +110,8 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
       else
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): unknown action", s->key, value);
     } else if (s->k == K_STR) {
-      size_t n = strlen(value);
-      if (n >= sizeof ctx->cfg.ca_file)
+      size_t n = strlen(value), cap = s->off == OFF(ca_file) ? sizeof ctx->cfg.ca_file : sizeof ctx->cfg.allowed_hosts;
+      if (n >= cap)
         return vd_fail(err, VD_INVALID, "vdsql_config('%s'): value too long", s->key);
       memcpy(base + s->off, value, n + 1);
       vd_store_config_changed(ctx);
@@ -118,12 +120,12 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
       errno = 0;
       double x = strtod(value, &end);
       if (errno || end == value || *end || !isfinite(x) || x < s->lo || x > s->hi ||
-          (s->k == K_INT && x != floor(x)))
+          (s->k != K_REAL && x != floor(x)))
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected %s from %g to %g", s->key,
-                       value, s->k == K_INT ? "a whole number" : "a number", s->lo, s->hi);
+                       value, s->k != K_REAL ? "a whole number" : "a number", s->lo, s->hi);
       if (s->k == K_REAL)
         *(double *)(base + s->off) = x;
-      else if (s->off == OFF(cache_size) || s->off == OFF(lindi_prefix))
+      else if (s->k == K_INT64)
         *(int64_t *)(base + s->off) = (int64_t)x;
       else
         *(int *)(base + s->off) = (int)x;

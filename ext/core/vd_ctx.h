@@ -28,6 +28,11 @@ typedef struct vd_config {
   char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
   int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */
   double lock_timeout;     /* seconds a writer waits for another writer's lock */
+  char allowed_hosts[512]; /* hosts (host or host:port, comma-separated, '*' any) that links,
+                              sources and redirects of a remote dataset may reach besides
+                              its own scheme, host and port */
+  int64_t http_max_excess; /* bytes a range answer may carry beyond the range asked for */
+  int64_t max_alloc;       /* bytes one row, one value or one check may allocate */
 } vd_config;
 
 typedef struct vd_cache vd_cache;

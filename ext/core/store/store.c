@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
+
+#include <curl/curl.h>
 
 #include "cache.h"
 
@@ -97,12 +100,87 @@ char *vd_url_join(const char *base, const char *name) {
   return out;
 }
 
+/* Written by hand rather than with curl's URL parser: a URL that reaches an error is
+ * often malformed, and it must be redacted all the same. */
 void vd_url_redact(const char *url, char *out, size_t n) {
-  const char *q = has_scheme(url) ? strchr(url, '?') : NULL;
-  if (q)
-    snprintf(out, n, "%.*s?...", (int)(q - url), url);
-  else
+  if (!has_scheme(url)) {
     snprintf(out, n, "%s", url);
+    return;
+  }
+  const char *auth = strstr(url, "://") + 3, *p = auth;
+  while (*p && !strchr("/?#", *p)) p++;
+  const char *at = NULL; /* the last '@' of the authority ends any userinfo */
+  for (const char *q = auth; q < p; q++)
+    if (*q == '@') at = q;
+  const char *host = at ? at + 1 : auth, *q = strchr(p, '?'), *hash = strchr(p, '#');
+  if (hash && (!q || hash < q)) q = hash;
+  snprintf(out, n, "%.*s%.*s%s", (int)(auth - url), url, (int)((q ? q : p + strlen(p)) - host), host,
+           q ? "?..." : "");
+}
+
+/* Scheme, lower-cased host and port of an http(s) URL; -1 when it is not one. */
+static int origin_of(const char *url, char *scheme, char *host, size_t hn, long *port) {
+  CURLU *u = curl_url();
+  char *s = NULL, *h = NULL, *pt = NULL;
+  int rc = -1;
+  if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+      (strcasecmp(s, "http") == 0 || strcasecmp(s, "https") == 0) && strlen(h) < hn) {
+    snprintf(scheme, 8, "%s", s);
+    for (char *c = scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
+    for (size_t i = 0; h[i]; i++) host[i] = (char)tolower((unsigned char)h[i]);
+    host[strlen(h)] = 0;
+    *port = strtol(pt, NULL, 10);
+    rc = 0;
+  }
+  curl_free(s);
+  curl_free(h);
+  curl_free(pt);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+/* One entry of allowed_hosts: "*", "host" (any port) or "host:port". */
+static int host_listed(const char *list, const char *host, long port) {
+  char item[300];
+  for (const char *p = list; *p;) {
+    size_t k = strcspn(p, ",");
+    snprintf(item, sizeof item, "%.*s", (int)k, p);
+    char *a = item, *z = item + strlen(item);
+    while (*a == ' ') a++;
+    while (z > a && z[-1] == ' ') *--z = 0;
+    if (strcmp(a, "*") == 0) return 1;
+    char *colon = strrchr(a, ':'), *br = strrchr(a, ']');
+    long want = -1;
+    if (colon && (!br || colon > br)) {
+      want = strtol(colon + 1, NULL, 10);
+      *colon = 0;
+    }
+    if (a[0] == '[' && br) { /* [::1] as curl reports it: without brackets */
+      *br = 0;
+      a++;
+    }
+    if (strcasecmp(a, host) == 0 && (want < 0 || want == port)) return 1;
+    p += k;
+    if (*p) p++;
+  }
+  return 0;
+}
+
+vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err) {
+  char bs[8], ts[8], bh[256], th[256], wb[600], wt[600];
+  long bp, tp;
+  vd_url_redact(base, wb, sizeof wb);
+  vd_url_redact(target, wt, sizeof wt);
+  if (origin_of(base, bs, bh, sizeof bh, &bp)) return VD_OK; /* a local dataset: its links are local paths */
+  if (origin_of(target, ts, th, sizeof th, &tp))
+    return vd_fail(err, VD_UNSUPPORTED, "%s: refers to %s, which is not an http(s) URL on its host", wb, wt);
+  if (strcmp(bs, ts) == 0 && strcmp(bh, th) == 0 && bp == tp) return VD_OK;
+  if (host_listed(ctx->cfg.allowed_hosts, th, tp)) return VD_OK;
+  return vd_fail(err, VD_UNSUPPORTED,
+                 "%s: refers to %s, another scheme, host or port (allow it with vdsql_config('allowed_hosts', '%s:%ld'))",
+                 wb, wt, th, tp);
 }
 
 /* Schemes the store does not know are refused here, before any backend sees them

@@ -65,8 +65,14 @@ void vd_store_invalidate(vd_ctx *ctx, const char *url);
 vd_backend_id vd_url_backend(const char *url);
 /* base + "/" + name, keeping a ?query of base at the end (presigned / SAS URLs). */
 char *vd_url_join(const char *base, const char *name);
-/* url without its ?query, for messages: secrets never reach an error. */
+/* The one redaction of every URL that reaches an error, a result column or a log: no
+ * userinfo, no query (nor fragment) values: secrets never leave. */
 void vd_url_redact(const char *url, char *out, size_t n);
+/* The allowed-hosts rule: a remote dataset (base) may make vdsql reach target (a link,
+ * a source, a redirect) only on its own scheme, host and port, or on a host listed in
+ * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
+ * both URLs (redacted) and the setting. */
+vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
 
