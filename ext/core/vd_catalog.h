@@ -51,6 +51,7 @@ typedef struct vd_table_ops {
   void (*rollback)(void *tab);
   void (*savepoint)(void *tab, int n);
   void (*rollback_to)(void *tab, int n);
+  void (*release)(void *tab, int n);
 } vd_table_ops;
 
 typedef struct vd_relation {

@@ -474,7 +474,7 @@ static int vt_savepoint(sqlite3_vtab *vt, int n) {
   return SQLITE_OK;
 }
 static int vt_release(sqlite3_vtab *vt, int n) {
-  (void)vt, (void)n;
+  if (((vt_tab *)vt)->tab && ((vt_tab *)vt)->rel->table->release) ((vt_tab *)vt)->rel->table->release(((vt_tab *)vt)->tab, n);
   return SQLITE_OK;
 }
 static int vt_rollback_to(sqlite3_vtab *vt, int n) {

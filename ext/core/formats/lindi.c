@@ -191,20 +191,24 @@ vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LI
   return VD_OK;
 }
 
-vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t spare[4],
+vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t spare[4], int64_t gen,
                                  unsigned char out[LINDI_ENTRY_SIZE], vd_err *err) {
-  if (!spare || spare[2] <= 0) return lindi_format_entry(o, d, s, out, err);
   vd_buf b = {0};
   put_str(&b, "{\n  \"index\": ");
   entry_obj(&b, "  ", LINDI_INDEX_NAME, o, d, s);
-  put_str(&b, ",\n  \"vdsql_spare\": {\n    \"d\": "), put_int(&b, spare[1]);
-  put_str(&b, ",\n    \"o\": "), put_int(&b, spare[0]);
-  put_str(&b, ",\n    \"s\": "), put_int(&b, spare[2]);
-  put_str(&b, ",\n    \"t\": "), put_int(&b, spare[3]);
-  put_str(&b, "\n  }\n}");
-  if (!b.data || b.len > LINDI_ENTRY_SIZE) {
+  if (gen > 0) put_str(&b, ",\n  \"vdsql_gen\": "), put_int(&b, gen);
+  if (spare && spare[2] > 0) {
+    put_str(&b, ",\n  \"vdsql_spare\": {\n    \"d\": "), put_int(&b, spare[1]);
+    put_str(&b, ",\n    \"o\": "), put_int(&b, spare[0]);
+    put_str(&b, ",\n    \"s\": "), put_int(&b, spare[2]);
+    put_str(&b, ",\n    \"t\": "), put_int(&b, spare[3]);
+    put_str(&b, "\n  }");
+  }
+  put_str(&b, "\n}");
+  if (!b.data) return vd_nomem(err);
+  if (b.len > LINDI_ENTRY_SIZE) { /* cannot happen with 19-digit numbers; never write a cut entry */
     vd_buf_free(&b);
-    return lindi_format_entry(o, d, s, out, err);
+    return vd_fail(err, VD_ERROR, ".tar_entry.json would exceed %d bytes", LINDI_ENTRY_SIZE);
   }
   memset(out, ' ', LINDI_ENTRY_SIZE);
   memcpy(out, b.data, b.len);
@@ -212,9 +216,11 @@ vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t 
   return VD_OK;
 }
 
-int lindi_parse_spare(const char *text, size_t len, int64_t spare[4]) {
+int lindi_parse_spare(const char *text, size_t len, int64_t spare[4], int64_t *gen) {
   cJSON *doc = cJSON_ParseWithLength(text, len);
-  const cJSON *sp = cJSON_GetObjectItemCaseSensitive(doc, "vdsql_spare");
+  const cJSON *sp = cJSON_GetObjectItemCaseSensitive(doc, "vdsql_spare"),
+              *g = cJSON_GetObjectItemCaseSensitive(doc, "vdsql_gen");
+  *gen = cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble < 9e15 ? (int64_t)g->valuedouble : 0;
   static const char *const keys[4] = {"o", "d", "s", "t"};
   int rc = cJSON_IsObject(sp) ? 0 : -1;
   for (int i = 0; i < 4 && !rc; i++) {

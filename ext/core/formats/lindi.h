@@ -39,12 +39,15 @@ const lindi_file *lindi_find(const lindi_index *ix, const char *name);
 
 /* JSON as lindi writes it: 2-space indent, sorted keys, ASCII only. */
 vd_code lindi_format_entry(int64_t o, int64_t d, int64_t s, unsigned char out[LINDI_ENTRY_SIZE], vd_err *err);
-/* vdsql also records in the entry the dead region of the index it last trashed
+/* vdsql also records in the entry the commit generation ("vdsql_gen", raised by every
+ * commit, so the next writer sees that the archive changed even when only lindi.json or
+ * the index was rewritten in place) and the dead region of the index it last trashed
  * ("vdsql_spare": o, d, s and t, the bytes of it dashed) so that a later writer can put
- * the next index there; lindi reads only "index" and drops the key when it rewrites. */
-vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t spare[4],
+ * the next index there; lindi reads only "index" and drops both keys when it rewrites. */
+vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t spare[4], int64_t gen,
                                  unsigned char out[LINDI_ENTRY_SIZE], vd_err *err);
-int lindi_parse_spare(const char *text, size_t len, int64_t spare[4]); /* 0 when present */
+/* 0 when a spare is recorded; *gen gets the generation (0 when absent). */
+int lindi_parse_spare(const char *text, size_t len, int64_t spare[4], int64_t *gen);
 vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *err);
 /* The same text handed to sink in pieces of about 1 MiB (sink NULL: only count), so a
  * large index is never held whole; *len gets its length. */

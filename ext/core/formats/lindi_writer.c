@@ -12,13 +12,24 @@
  *   - writes the held blocks at E: tar's commit point;
  *   - trashes replaced/deleted copies lindi's way, fdatasync, removes the journal.
  * A journal left by a crash is rolled forward (entry flipped) or back (not flipped) by
- * the next writer, under the lock, before anything else. */
+ * the next writer, under the lock, before anything else. A journal proves that it is one:
+ * it ends with the SHA-256 of its own text, names the archive's device and inode and the
+ * entry the archive had when the transaction began; recovery acts only when all of that
+ * matches and the archive is in the state the journal started from or committed.
+ *
+ * Every commit raises the generation kept in the entry ("vdsql_gen"), also a commit whose
+ * commit point is an in-place rewrite of the index or of lindi.json (the entry is then
+ * rewritten right after, a step the journal carries): a writer compares the entry (and
+ * the file's size, inode and mtime, which also catch other tools) under the lock at BEGIN
+ * and reloads on any difference, so it never writes from a view older than the last
+ * commit. */
 #include "lindi_writer.h"
 
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +77,11 @@ struct lindi_writer {
   int nsp;
   unsigned char entry_seen[LINDI_ENTRY_SIZE];
   int64_t size_seen;
+  dev_t dev_seen;              /* identity of the archive file, checked and named in journals */
+  ino_t ino_seen;
+  struct timespec mtime_seen;
+  int64_t gen;                 /* the entry's vdsql_gen for the state held */
+  int absent;                  /* no archive yet: it is created at the first BEGIN */
   cJSON *refs_doc;             /* lindi.json, parsed on first use */
   int64_t refs_text_len;       /* length of its JSON text on disk (padding excluded) */
   int64_t new_idx_len, new_refs_len; /* text lengths written by the commit under way, -1 none */
@@ -78,16 +94,34 @@ struct lindi_writer {
   int64_t wb_off;
   int refs_dirty;
   int refs;                    /* tables sharing this writer */
+  int scans;                   /* cursors open on it */
   lindi_writer *next;          /* in ctx->lindi_writers */
 };
 
-/* Test hook: VDSQL_CRASHPOINT=k kills the process with SIGKILL at step k of a commit
+/* Test hooks. VDSQL_CRASHPOINT=k kills the process with SIGKILL at step k of a commit
  * (after VDSQL_CRASHPOINT_SKIP commits), so the tests can stop a writer at every point
- * of the protocol, also in a commit that follows others. */
-static int commits_seen;
+ * of the protocol, also in a commit that follows others. VDSQL_CRASH_AT_WRITE=n kills it
+ * just before the n-th write, truncation or sync of a commit (any of them, journal
+ * included), and VDSQL_COMMIT_WRITES=file records how many a finished commit made, so a
+ * test can draw kills that always land inside a commit. */
+static int commits_seen, in_commit, commit_writes;
 static void crashpoint(int k) {
   const char *s = getenv("VDSQL_CRASHPOINT"), *skip = getenv("VDSQL_CRASHPOINT_SKIP");
   if (s && atoi(s) == k && commits_seen > (skip ? atoi(skip) : 0)) raise(SIGKILL);
+}
+static void write_step(void) {
+  if (!in_commit) return;
+  const char *s = getenv("VDSQL_CRASH_AT_WRITE");
+  if (++commit_writes == (s ? atoi(s) : -1)) raise(SIGKILL);
+}
+static void commit_done(void) {
+  const char *f = getenv("VDSQL_COMMIT_WRITES");
+  FILE *o = f ? fopen(f, "w") : NULL;
+  if (o) {
+    fprintf(o, "%d\n", commit_writes);
+    fclose(o);
+  }
+  in_commit = commit_writes = 0;
 }
 
 static vd_code sys_fail(vd_err *err, const char *path, const char *what) {
@@ -96,6 +130,7 @@ static vd_code sys_fail(vd_err *err, const char *path, const char *what) {
 
 static vd_code pw(int fd, const void *p, size_t n, int64_t off, const char *path, vd_err *err) {
   const unsigned char *b = p;
+  write_step();
   while (n) {
     ssize_t k = pwrite(fd, b, n, off);
     if (k < 0 && errno == EINTR) continue;
@@ -118,6 +153,7 @@ static vd_code pr(int fd, void *p, size_t n, int64_t off, const char *path, vd_e
 }
 
 static vd_code sync_fd(int fd, const char *path, vd_err *err) {
+  write_step();
   return fdatasync(fd) ? sys_fail(err, path, "fdatasync failed") : VD_OK;
 }
 
@@ -199,23 +235,75 @@ static void clear_state(lindi_writer *w) {
   vd_strmap_free(&w->map);
 }
 
+static int all_zero(const unsigned char *p, size_t n) {
+  return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Where tar's end-of-archive marker is: the first zero block after the last member.
+ * New members go there, not at size - 1024: an archive padded to GNU tar's 10 KiB
+ * records has more zero blocks, and tar stops reading at the first one. The walk starts
+ * past the furthest member the index lists and steps over members it does not list
+ * (trash); everything from the marker to the end of the file must be zeros. */
+static vd_code find_end(lindi_writer *w, const lindi_index *ix, int64_t size, int64_t *end, vd_err *err) {
+  int64_t off = 1536;
+  for (int i = 0; i < ix->n; i++) {
+    if (ix->files[i].d > size || ix->files[i].s > size) continue; /* reported by the caller */
+    int64_t e = ix->files[i].d + tar_padded(ix->files[i].s);
+    if (e > off) off = e;
+  }
+  unsigned char h[64 * 1024];
+  for (;;) {
+    if (off > size - 1024)
+      return vd_fail(err, VD_INVALID, "%s: the archive does not end with two zero blocks (an unfinished write by another tool?)",
+                     w->path);
+    if (pr(w->fd, h, TAR_BLOCK, off, w->path, err)) return err->code;
+    if (all_zero(h, TAR_BLOCK)) break;
+    tar_header th;
+    if (tar_parse(h, &th) != 0 || !th.checksum_ok || th.size < 0 || th.size > size - off)
+      return vd_fail(err, VD_INVALID, "%s: corrupt tar header at byte %lld, after the last indexed member", w->path,
+                     (long long)off);
+    off += TAR_BLOCK + tar_padded(th.size);
+  }
+  *end = off;
+  for (int64_t k = off; k < size;) {
+    size_t n = size - k < (int64_t)sizeof h ? (size_t)(size - k) : sizeof h;
+    if (pr(w->fd, h, n, k, w->path, err)) return err->code;
+    if (!all_zero(h, n))
+      return vd_fail(err, VD_INVALID, "%s: data after the end-of-archive marker at byte %lld (an unfinished write by another tool?)",
+                     w->path, (long long)off);
+    k += (int64_t)n;
+  }
+  return VD_OK;
+}
+
+/* What BEGIN compares to see whether anyone committed since this state was read. */
+static void remember_file(lindi_writer *w, const struct stat *st) {
+  w->size_seen = st->st_size;
+  w->dev_seen = st->st_dev;
+  w->ino_seen = st->st_ino;
+  w->mtime_seen = st->st_mtim;
+}
+
+static int file_changed(const lindi_writer *w, const struct stat *st, const unsigned char *entry) {
+  return st->st_size != w->size_seen || st->st_dev != w->dev_seen || st->st_ino != w->ino_seen ||
+         st->st_mtim.tv_sec != w->mtime_seen.tv_sec || st->st_mtim.tv_nsec != w->mtime_seen.tv_nsec ||
+         memcmp(entry, w->entry_seen, LINDI_ENTRY_SIZE) != 0;
+}
+
 /* Reads the committed state from disk. */
 static vd_code load(lindi_writer *w, vd_err *err) {
   clear_state(w);
   struct stat st;
   if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
-  unsigned char head[1536], tail[1024], zero[1024] = {0};
+  unsigned char head[1536];
   if (st.st_size < 1536 + 1024) return vd_fail(err, VD_INVALID, "%s: too short for a LINDI archive", w->path);
   if (pr(w->fd, head, sizeof head, 0, w->path, err)) return err->code;
   if (memcmp(head + 257, "ustar", 5) != 0)
     return vd_fail(err, VD_INVALID, "%s: not a LINDI archive (no ustar header at byte 0)", w->path);
   int64_t io, id, is;
   if (lindi_parse_entry((const char *)head + 512, LINDI_ENTRY_SIZE, w->path, &io, &id, &is, err)) return err->code;
-  if (id + is > st.st_size) return vd_fail(err, VD_INVALID, "%s: .tar_index.json runs past the end of the file", w->path);
-  if (pr(w->fd, tail, sizeof tail, st.st_size - 1024, w->path, err)) return err->code;
-  if (memcmp(tail, zero, 1024) != 0)
-    return vd_fail(err, VD_INVALID, "%s: the archive does not end with two zero blocks (an unfinished write by another tool?)",
-                   w->path);
+  if (id > st.st_size || is > st.st_size - id)
+    return vd_fail(err, VD_INVALID, "%s: .tar_index.json runs past the end of the file", w->path);
   /* read the JSON text, not its padding: stop after a block of spaces (lindi's JSON never
    * holds 4 KiB of consecutive spaces); if that text does not parse, read the rest */
   vd_buf tb = {0};
@@ -254,7 +342,10 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   vd_buf_free(&tb);
   if (rc) return rc;
   w->idx_text_len = len;
-  w->end = st.st_size - 1024;
+  if ((rc = find_end(w, &ix, st.st_size, &w->end, err))) {
+    lindi_index_free(&ix);
+    return rc;
+  }
   for (int i = 0; i < ix.n && !rc; i++) {
     if (ix.files[i].d + ix.files[i].s > w->end)
       rc = vd_fail(err, VD_INVALID, "%s: index entry %s runs past the end of the archive", w->path, ix.files[i].name);
@@ -271,7 +362,7 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   unsigned char sh[TAR_BLOCK];
   tar_header th;
   vd_err ignore;
-  if (lindi_parse_spare((const char *)head + 512, LINDI_ENTRY_SIZE, sp) == 0 && sp[1] == sp[0] + TAR_BLOCK &&
+  if (lindi_parse_spare((const char *)head + 512, LINDI_ENTRY_SIZE, sp, &w->gen) == 0 && sp[1] == sp[0] + TAR_BLOCK &&
       sp[1] + sp[2] <= w->end && sp[3] <= sp[2] && pr(w->fd, sh, TAR_BLOCK, sp[0], w->path, &ignore) == VD_OK &&
       tar_parse(sh, &th) == 0 && th.checksum_ok && th.size == sp[2] &&
       strncmp(th.name, ".trash/" LINDI_INDEX_NAME ".", 23) == 0) {
@@ -283,7 +374,7 @@ static vd_code load(lindi_writer *w, vd_err *err) {
     }
   }
   memcpy(w->entry_seen, head + 512, LINDI_ENTRY_SIZE);
-  w->size_seen = st.st_size;
+  remember_file(w, &st);
   return VD_OK;
 }
 
@@ -325,13 +416,49 @@ static vd_code create_empty(const char *path, vd_err *err) {
   return rc;
 }
 
+/* The archive's path for comparing two spellings of it, also before it exists (then its
+ * directory resolved plus its name), so the tables of a new archive share one writer. */
+static char *canonical(const char *path) {
+  char *r = realpath(path, NULL);
+  if (r || errno != ENOENT) return r;
+  char *d = strdup(path), *b = strdup(path), *rd = d && b ? realpath(dirname(d), NULL) : NULL, *out = NULL;
+  if (rd && (out = malloc(strlen(rd) + strlen(b) + 2))) sprintf(out, "%s/%s", rd, basename(b));
+  free(d);
+  free(b);
+  free(rd);
+  return out;
+}
+
+static int exists_nofollow(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+/* Opens the archive file; a missing one is noted and created at the first BEGIN, so
+ * connecting (which opening a database does) never creates or changes a file. */
+static vd_code open_file(lindi_writer *w, vd_err *err) {
+  w->fd = open(w->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (w->fd < 0 && errno == ENOENT) {
+    w->absent = 1;
+    return VD_OK;
+  }
+  if (w->fd < 0) return sys_fail(err, w->path, "cannot open for writing");
+  struct stat st;
+  if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
+  if (!S_ISREG(st.st_mode)) return vd_fail(err, VD_INVALID, "%s: not a regular file", w->path);
+  int fl = fcntl(w->fd, F_GETFL);
+  if (fl < 0 || fcntl(w->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) return sys_fail(err, w->path, "cannot open for writing");
+  w->absent = 0;
+  return VD_OK;
+}
+
 vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {
   *out = NULL;
   if (vd_url_backend(url) == VD_BE_HTTP)
     return vd_fail(err, VD_READONLY, "lindi_tar: remote archives are read-only; write a local copy instead");
-  char *want = vd_url_path(url), *real = want ? realpath(want, NULL) : NULL;
+  char *want = vd_url_path(url), *real = want ? canonical(want) : NULL;
   for (lindi_writer *o = ctx->lindi_writers; o && real; o = o->next) {
-    char *r2 = realpath(o->path, NULL);
+    char *r2 = canonical(o->path);
     int same = r2 && strcmp(r2, real) == 0;
     free(r2);
     if (same) {
@@ -348,6 +475,7 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
   if (!w) return vd_nomem(err);
   w->ctx = ctx;
   w->fd = -1;
+  w->refs = 1;
   w->path = vd_url_path(url);
   w->journal = w->path ? malloc(strlen(w->path) + 16) : NULL;
   if (!w->path || !w->journal) {
@@ -355,22 +483,13 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
     return vd_nomem(err);
   }
   sprintf(w->journal, "%s.vdsql-journal", w->path);
-  vd_code rc = VD_OK;
-  if (access(w->path, F_OK) != 0 && (rc = create_empty(w->path, err))) {
+  vd_code rc = open_file(w, err);
+  /* with a journal the state is loaded at BEGIN, after recovery */
+  if (!rc && !w->absent && !exists_nofollow(w->journal)) rc = load(w, err);
+  if (rc) {
     lindi_writer_close(w);
     return rc;
   }
-  w->fd = open(w->path, O_RDWR | O_CLOEXEC);
-  if (w->fd < 0) {
-    rc = sys_fail(err, w->path, "cannot open for writing");
-    lindi_writer_close(w);
-    return rc;
-  }
-  if (access(w->journal, F_OK) != 0 && (rc = load(w, err))) { /* with a journal: loaded at begin, after recovery */
-    lindi_writer_close(w);
-    return rc;
-  }
-  w->refs = 1;
   w->next = ctx->lindi_writers;
   ctx->lindi_writers = w;
   *out = w;
@@ -418,28 +537,58 @@ static void unlock(lindi_writer *w) {
   w->locked = 0;
 }
 
-/* Journal: a small JSON file replaced atomically (temporary file, fsync, rename). */
+/* Journal: JSON text, then a line "sha256:<hex of the text>", replaced atomically (a
+ * fresh temporary file made with mkstemp, which never follows a planted symlink, fsync,
+ * rename over the journal's name). It names this archive (device, inode) and the entry
+ * the transaction started from, so recovery can tell it belongs here. */
+static void sha256_hex(const void *p, size_t n, char out[65]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) != 1) mdlen = 0;
+  for (unsigned i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", i < mdlen ? md[i] : 0);
+  out[64] = 0;
+}
+
 static vd_code write_journal(lindi_writer *w, cJSON *j, vd_err *err) {
+  char dev[32], ino[32], *b64e = vd_base64_encode(w->entry_seen, LINDI_ENTRY_SIZE);
+  snprintf(dev, sizeof dev, "%llu", (unsigned long long)w->dev_seen);
+  snprintf(ino, sizeof ino, "%llu", (unsigned long long)w->ino_seen);
+  cJSON_AddStringToObject(j, "dev", dev);
+  cJSON_AddStringToObject(j, "ino", ino);
+  cJSON_AddNumberToObject(j, "gen", (double)w->gen);
+  if (b64e) cJSON_AddStringToObject(j, "entry_before", b64e);
+  free(b64e);
   char *text = cJSON_PrintUnformatted(j);
   char *tmp = malloc(strlen(w->journal) + 8);
-  if (!text || !tmp) {
-    free(text);
+  vd_buf out = {0};
+  if (text) {
+    char sum[65];
+    sha256_hex(text, strlen(text), sum);
+    vd_buf_append(&out, text, strlen(text));
+    vd_buf_append(&out, "\nsha256:", 8);
+    vd_buf_append(&out, sum, 64);
+    vd_buf_append(&out, "\n", 1);
+  }
+  free(text);
+  if (!b64e || !out.data || !tmp) {
+    vd_buf_free(&out);
     free(tmp);
     return vd_nomem(err);
   }
-  sprintf(tmp, "%s.tmp", w->journal);
+  sprintf(tmp, "%s.XXXXXX", w->journal);
   vd_code rc = VD_OK;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = mkstemp(tmp);
   if (fd < 0)
-    rc = sys_fail(err, tmp, "cannot write the journal");
+    rc = sys_fail(err, w->journal, "cannot write the journal");
   else {
-    rc = pw(fd, text, strlen(text), 0, tmp, err);
-    if (!rc && fsync(fd)) rc = sys_fail(err, tmp, "cannot sync the journal");
+    rc = pw(fd, out.data, out.len, 0, tmp, err);
+    if (!rc && (fchmod(fd, 0644) || (write_step(), fsync(fd)))) rc = sys_fail(err, tmp, "cannot sync the journal");
     close(fd);
-    if (!rc && rename(tmp, w->journal)) rc = sys_fail(err, w->journal, "cannot install the journal");
-    if (!rc) sync_dir(w->journal);
+    if (!rc && (write_step(), rename(tmp, w->journal))) rc = sys_fail(err, w->journal, "cannot install the journal");
+    if (rc) unlink(tmp);
+    else sync_dir(w->journal);
   }
-  free(text);
+  vd_buf_free(&out);
   free(tmp);
   return rc;
 }
@@ -456,9 +605,11 @@ static vd_code cut_back(lindi_writer *w, int64_t end, vd_err *err) {
   return sync_fd(w->fd, w->path, err);
 }
 
-/* Steps after the entry flip: the held blocks at E, then the trash. Idempotent. */
+/* Steps after the commit point: the entry with the new generation (when the commit
+ * point was an in-place rewrite), the held blocks at E, then the trash. Idempotent. */
 static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsigned char *hold, int64_t revive,
-                      const cJSON *trash, vd_err *err) {
+                      const unsigned char *entry, const cJSON *trash, vd_err *err) {
+  if (entry && pw(w->fd, entry, LINDI_ENTRY_SIZE, 512, w->path, err)) return err->code;
   if (new_end > end) {
     if (pw(w->fd, hold + 512, 512, end + 512, w->path, err)) return err->code;
     crashpoint(5);
@@ -493,56 +644,165 @@ static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsig
   return VD_OK;
 }
 
-/* A journal left by a crash: roll forward when its commit write reached the file,
- * otherwise back. Called with the lock held. */
-static vd_code recover(lindi_writer *w, vd_err *err) {
-  size_t len;
-  FILE *f = fopen(w->journal, "rb");
-  if (!f) return VD_OK;
-  char buf[1 << 20];
-  len = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  cJSON *j = cJSON_ParseWithLength(buf, len);
-  const cJSON *end = cJSON_GetObjectItem(j, "end"), *at = cJSON_GetObjectItem(j, "commit_at"),
-              *bytes = cJSON_GetObjectItem(j, "commit"), *nend = cJSON_GetObjectItem(j, "new_end"),
-              *hold = cJSON_GetObjectItem(j, "hold"), *trash = cJSON_GetObjectItem(j, "trash"),
-              *revive = cJSON_GetObjectItem(j, "revive");
+/* The one wording for a journal that recovery will not act on. */
+static vd_code journal_refused(lindi_writer *w, const char *why, vd_err *err) {
+  return vd_fail(err, VD_INVALID,
+                 "%s: not a journal of this archive's last transaction (%s); nothing was changed. If no vdsql writer "
+                 "was interrupted on %s, remove the journal",
+                 w->journal, why, w->path);
+}
+
+/* Reads the journal whole (a commit that trashes many members writes a large one) and
+ * checks that it is one of ours, for this file: *out is NULL when there is none. */
+static vd_code read_journal(lindi_writer *w, cJSON **out, vd_err *err) {
+  *out = NULL;
+  int fd = open(w->journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return VD_OK;
+  if (fd < 0 && errno == ELOOP) return journal_refused(w, "it is a symbolic link", err);
+  if (fd < 0) return sys_fail(err, w->journal, "cannot open the journal");
+  struct stat st;
+  vd_buf b = {0};
   vd_code rc = VD_OK;
-  if (!cJSON_IsNumber(end)) {
-    cJSON_Delete(j);
-    return vd_fail(err, VD_INVALID, "%s: unreadable journal; inspect it and the archive by hand", w->journal);
+  if (fstat(fd, &st)) rc = sys_fail(err, w->journal, "cannot stat");
+  else if (!S_ISREG(st.st_mode)) rc = journal_refused(w, "not a regular file", err);
+  else if (st.st_size > w->ctx->cfg.max_alloc) rc = journal_refused(w, "larger than max_alloc", err);
+  else if (vd_buf_reserve(&b, (size_t)st.st_size + 1)) rc = vd_nomem(err);
+  else if (!(rc = pr(fd, b.data, (size_t)st.st_size, 0, w->journal, err)))
+    b.len = (size_t)st.st_size;
+  close(fd);
+  const char *text = (const char *)b.data, *sum = NULL;
+  if (!rc) { /* "<json>\nsha256:<64 hex>\n" */
+    size_t n = b.len;
+    if (n < 73 || text[n - 1] != '\n' || memcmp(text + n - 73, "\nsha256:", 8) != 0)
+      rc = journal_refused(w, "no checksum", err);
+    else
+      sum = text + n - 65;
   }
+  cJSON *j = NULL;
+  if (!rc) {
+    char want[65];
+    size_t tl = b.len - 73;
+    sha256_hex(text, tl, want);
+    if (memcmp(want, sum, 64) != 0) rc = journal_refused(w, "its checksum does not match its text", err);
+    else if (!(j = cJSON_ParseWithLength(text, tl))) rc = journal_refused(w, "malformed JSON", err);
+  }
+  if (!rc) {
+    struct stat ast;
+    char dev[32], ino[32];
+    const cJSON *jd = cJSON_GetObjectItem(j, "dev"), *ji = cJSON_GetObjectItem(j, "ino");
+    if (fstat(w->fd, &ast)) rc = sys_fail(err, w->path, "cannot stat");
+    snprintf(dev, sizeof dev, "%llu", (unsigned long long)ast.st_dev);
+    snprintf(ino, sizeof ino, "%llu", (unsigned long long)ast.st_ino);
+    if (!rc && (!cJSON_IsString(jd) || !cJSON_IsString(ji) || strcmp(jd->valuestring, dev) != 0 ||
+                strcmp(ji->valuestring, ino) != 0))
+      rc = journal_refused(w, "it was written for another file", err);
+  }
+  vd_buf_free(&b);
+  if (rc) cJSON_Delete(j);
+  else *out = j;
+  return rc;
+}
+
+static int b64_field(const cJSON *j, const char *key, unsigned char **out, size_t *len) {
+  const cJSON *v = cJSON_GetObjectItem(j, key);
+  *out = NULL;
+  *len = 0;
+  return cJSON_IsString(v) && vd_base64_decode(v->valuestring, strlen(v->valuestring), out, len) == 0 ? 0 : -1;
+}
+
+static int num_field(const cJSON *j, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+  const cJSON *v = cJSON_GetObjectItem(j, key);
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= (double)lo && v->valuedouble <= (double)hi) ||
+      v->valuedouble != (double)(int64_t)v->valuedouble)
+    return -1;
+  *out = (int64_t)v->valuedouble;
+  return 0;
+}
+
+/* A journal left by a crash: roll forward when its commit write reached the file,
+ * otherwise back. Called with the lock held. Acts only when the journal proves it is
+ * this archive's and the archive is in the state it started from or committed. */
+static vd_code recover(lindi_writer *w, vd_err *err) {
+  cJSON *j;
+  if (read_journal(w, &j, err)) return err->code;
+  if (!j) return VD_OK;
+  struct stat st;
+  unsigned char entry[LINDI_ENTRY_SIZE], *before = NULL, *cb = NULL, *hb = NULL, *ne = NULL;
+  size_t bl, cl = 0, hl = 0, nl = 0;
+  int64_t end = -1, at = -1, nend = -1, revive = -1;
+  vd_code rc = VD_OK;
+  const cJSON *trash = cJSON_GetObjectItem(j, "trash");
+  int has_commit = cJSON_GetObjectItem(j, "commit") != NULL;
+  if (fstat(w->fd, &st) || pr(w->fd, entry, sizeof entry, 512, w->path, err))
+    rc = err->code ? err->code : sys_fail(err, w->path, "cannot stat");
+  else if (num_field(j, "end", 1536, st.st_size, &end) || b64_field(j, "entry_before", &before, &bl) ||
+           bl != LINDI_ENTRY_SIZE)
+    rc = journal_refused(w, "fields missing or out of range", err);
+  else if (has_commit &&
+           (num_field(j, "commit_at", 512, end, &at) || num_field(j, "new_end", end, st.st_size, &nend) ||
+            num_field(j, "revive", -1, end, &revive) || b64_field(j, "commit", &cb, &cl) || cl > (size_t)(end - at) ||
+            b64_field(j, "hold", &hb, &hl) || hl != 1024 || !cJSON_IsArray(trash) ||
+            (cJSON_GetObjectItem(j, "entry") && (b64_field(j, "entry", &ne, &nl) || nl != LINDI_ENTRY_SIZE))))
+    rc = journal_refused(w, "fields missing or out of range", err);
+  const cJSON *t;
+  if (!rc && has_commit)
+    cJSON_ArrayForEach(t, trash) {
+      const cJSON *name = cJSON_GetArrayItem(t, 2);
+      if (cJSON_GetArraySize(t) != 3 || !cJSON_IsNumber(cJSON_GetArrayItem(t, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(t, 1)) ||
+          cJSON_GetArrayItem(t, 0)->valuedouble < 1536 || cJSON_GetArrayItem(t, 0)->valuedouble >= (double)end ||
+          cJSON_GetArrayItem(t, 1)->valuedouble < 0 ||
+          cJSON_GetArrayItem(t, 1)->valuedouble > (double)end - cJSON_GetArrayItem(t, 0)->valuedouble ||
+          !cJSON_IsString(name) || strncmp(name->valuestring, ".trash/", 7) != 0) {
+        rc = journal_refused(w, "fields missing or out of range", err);
+        break;
+      }
+    }
   int forward = 0;
-  unsigned char *cb = NULL, *hb = NULL;
-  size_t cl = 0, hl = 0;
-  if (cJSON_IsNumber(at) && cJSON_IsString(bytes) && cJSON_IsNumber(nend) && cJSON_IsString(hold) &&
-      cJSON_IsArray(trash) && !vd_base64_decode(bytes->valuestring, strlen(bytes->valuestring), &cb, &cl) &&
-      !vd_base64_decode(hold->valuestring, strlen(hold->valuestring), &hb, &hl) && hl == 1024) {
+  if (!rc && has_commit) {
     unsigned char *cur = malloc(cl ? cl : 1);
     vd_err e2;
-    forward = cur && pr(w->fd, cur, cl, (int64_t)at->valuedouble, w->path, &e2) == VD_OK && memcmp(cur, cb, cl) == 0;
+    forward = cur && pr(w->fd, cur, cl, at, w->path, &e2) == VD_OK && memcmp(cur, cb, cl) == 0;
     free(cur);
   }
-  if (forward)
-    rc = finish(w, (int64_t)end->valuedouble, (int64_t)nend->valuedouble, hb,
-                cJSON_IsNumber(revive) ? (int64_t)revive->valuedouble : -1, trash, err);
-  else if (!(rc = cut_back(w, (int64_t)end->valuedouble, err)))
+  /* the archive must be where the journal says: as the transaction found it, or (rolling
+   * forward) with the commit written and maybe the new entry too */
+  if (!rc) {
+    int known = memcmp(entry, before, LINDI_ENTRY_SIZE) == 0 ||
+                (forward && at == 512 && cl == LINDI_ENTRY_SIZE && memcmp(entry, cb, cl) == 0) ||
+                (forward && ne && memcmp(entry, ne, LINDI_ENTRY_SIZE) == 0);
+    if (!known) rc = journal_refused(w, "the archive's .tar_entry.json is in neither the state it began from nor the one it committed", err);
+  }
+  if (!rc && forward)
+    rc = finish(w, end, nend, hb, revive, ne, trash, err);
+  else if (!rc && !(rc = cut_back(w, end, err)))
     drop_journal(w);
+  free(before);
   free(cb);
   free(hb);
+  free(ne);
   cJSON_Delete(j);
+  return rc;
+}
+
+/* The archive as lindi creates an empty one, at the first write (see open_file). */
+static vd_code create_now(lindi_writer *w, vd_err *err) {
+  if (!w->absent) return VD_OK;
+  vd_code rc = create_empty(w->path, err);
+  if (!rc) rc = open_file(w, err);
+  if (!rc && w->absent) rc = vd_fail(err, VD_IO, "%s: the new archive vanished", w->path);
   return rc;
 }
 
 vd_code lindi_writer_begin(lindi_writer *w, vd_err *err) {
   if (w->in_tx) return VD_OK;
-  if (lock(w, err)) return err->code;
+  if (create_now(w, err) || lock(w, err)) return err->code;
   vd_code rc = recover(w, err);
-  /* reload when another writer (or a recovery) changed the archive since we read it */
+  /* reload when another writer (or a recovery, or another tool) changed the archive
+   * since we read it: the generation in the entry changes with every vdsql commit */
   struct stat st;
   unsigned char entry[LINDI_ENTRY_SIZE];
-  if (!rc && (fstat(w->fd, &st) || pr(w->fd, entry, sizeof entry, 512, w->path, err) ||
-              st.st_size != w->size_seen || memcmp(entry, w->entry_seen, sizeof entry) != 0 || w->n == 0))
+  if (!rc && fstat(w->fd, &st)) rc = sys_fail(err, w->path, "cannot stat");
+  if (!rc && !(rc = pr(w->fd, entry, sizeof entry, 512, w->path, err)) && (file_changed(w, &st, entry) || w->n == 0))
     rc = load(w, err);
   if (!rc) {
     cJSON *j = cJSON_CreateObject();
@@ -644,7 +904,9 @@ const lindi_file *lindi_writer_find(const lindi_writer *w, const char *name) {
 const char *lindi_writer_path(const lindi_writer *w) { return w->path; }
 
 vd_code lindi_writer_refs(lindi_writer *w, cJSON **doc, vd_err *err) {
-  if (!w->refs_doc) {
+  if (!w->refs_doc && w->absent) { /* not created yet: what the new archive will hold */
+    if (!(w->refs_doc = cJSON_Parse("{\"refs\": {}}"))) return vd_nomem(err);
+  } else if (!w->refs_doc) {
     const lindi_file *f = lindi_writer_find(w, LINDI_JSON_NAME);
     if (!f) return vd_fail(err, VD_INVALID, "%s: no lindi.json in the index", w->path);
     vd_buf b = {0};
@@ -793,7 +1055,8 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
       if (add_file(w, LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s)) return vd_nomem(err);
       unsigned char entry[LINDI_ENTRY_SIZE];
       int64_t next_spare[4] = {w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s, w->trashed_idx_len};
-      if (lindi_format_entry_spare(w->spare.o, w->spare.d, w->spare.s, next_spare, entry, err)) return err->code;
+      if (lindi_format_entry_spare(w->spare.o, w->spare.d, w->spare.s, next_spare, w->gen + 1, entry, err))
+        return err->code;
       w->revive_o = w->spare.o;
       *commit_at = 512;
       commit->len = 0;
@@ -824,7 +1087,7 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   if (add_file(w, LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size)) return vd_nomem(err);
   unsigned char entry[LINDI_ENTRY_SIZE];
   int64_t next_spare[4] = {w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s, w->trashed_idx_len};
-  if (lindi_format_entry_spare(w->tail, w->tail + TAR_BLOCK, size, next_spare, entry, err)) return err->code;
+  if (lindi_format_entry_spare(w->tail, w->tail + TAR_BLOCK, size, next_spare, w->gen + 1, entry, err)) return err->code;
   w->tail += TAR_BLOCK + size;
   *commit_at = 512;
   commit->len = 0;
@@ -851,7 +1114,10 @@ static vd_code settle_committed(lindi_writer *w, vd_err *err) {
   if (w->new_idx_len >= 0) w->idx_text_len = w->new_idx_len;
   if (w->new_refs_len >= 0) w->refs_text_len = w->new_refs_len;
   w->refs_dirty = 0;
-  w->size_seen = w->end + 1024;
+  w->gen++;
+  struct stat st;
+  if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
+  remember_file(w, &st);
   if (w->trashed_idx_o >= 0) { /* the index trashed now is the next commit's spare */
     w->spare = (lindi_file){NULL, w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s};
     w->spare_dashed = w->trashed_idx_len;
@@ -869,12 +1135,27 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   char *b64c = NULL, *b64h = NULL;
   if (!w->dirty) goto done;
   commits_seen++;
+  in_commit = 1;
   int64_t commit_at = 0, end = w->end;
   int refs_in_place = 0;
   w->new_idx_len = w->new_refs_len = -1;
   w->revive_o = w->trashed_idx_o = -1;
   if (w->refs_dirty && (rc = place_refs(w, &refs_in_place, &commit_at, &commit, err))) goto done;
   if (!refs_in_place && (rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
+  /* an in-place commit leaves the entry's offsets as they are: it is rewritten after the
+   * commit point only to carry the new generation */
+  unsigned char new_entry[LINDI_ENTRY_SIZE];
+  int entry_after = commit_at != 512;
+  if (entry_after) {
+    const lindi_file *ix = lindi_writer_find(w, LINDI_INDEX_NAME);
+    int64_t sp[4] = {w->spare.o, w->spare.d, w->spare.s, w->spare_dashed};
+    if (!ix) {
+      rc = vd_fail(err, VD_INVALID, "%s: the index lists no .tar_index.json", w->path);
+      goto done;
+    }
+    if ((rc = lindi_format_entry_spare(ix->o, ix->d, ix->s, w->spare.s > 0 ? sp : NULL, w->gen + 1, new_entry, err)))
+      goto done;
+  }
   crashpoint(1);
   /* members staged and removed in this same transaction sit in the unseen region:
    * trash them now, through the hold */
@@ -889,6 +1170,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
     }
   }
   if ((rc = flush_wb(w, err))) goto done;
+  write_step();
   if (ftruncate(w->fd, w->tail < end + 1024 ? end + 1024 : w->tail) || ftruncate(w->fd, w->tail + 1024)) {
     rc = sys_fail(err, w->path, "cannot write the end-of-archive blocks");
     goto done;
@@ -909,6 +1191,15 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   cJSON_AddNumberToObject(j, "commit_at", (double)commit_at);
   cJSON_AddStringToObject(j, "commit", b64c);
   cJSON_AddStringToObject(j, "hold", b64h);
+  if (entry_after) {
+    char *b64e = vd_base64_encode(new_entry, sizeof new_entry);
+    if (!b64e) {
+      rc = vd_nomem(err);
+      goto done;
+    }
+    cJSON_AddStringToObject(j, "entry", b64e);
+    free(b64e);
+  }
   for (int i = 0; i < w->ntrash; i++)
     if (w->trash[i].pos < w->base_n) {
       cJSON *t = cJSON_CreateArray();
@@ -924,7 +1215,8 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   if ((rc = pw(w->fd, commit.data, commit.len, commit_at, w->path, err)) || (rc = sync_fd(w->fd, w->path, err)))
     goto done;
   crashpoint(4);
-  if ((rc = finish(w, end, w->tail, w->hold, w->revive_o, tr, err))) goto done;
+  if ((rc = finish(w, end, w->tail, w->hold, w->revive_o, entry_after ? new_entry : NULL, tr, err))) goto done;
+  commit_done();
   lindi_invalidate(w->ctx, w->path);
   vd_err e2;
   if (settle_committed(w, &e2)) load(w, &e2); /* committed either way: only our view is rebuilt */
@@ -932,6 +1224,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   unlock(w);
   goto out;
 done:
+  in_commit = commit_writes = 0;
   if (rc) {
     lindi_writer_rollback(w);
   } else {
@@ -967,11 +1260,18 @@ static void drop_savepoints(lindi_writer *w, int from) {
   if (from < w->nsp) w->nsp = from;
 }
 
+/* Tables of one archive share this writer, and SQLite tells each table of the savepoints
+ * it joins: a table that joins late announces the current savepoint level with the
+ * state as it is now. The first notice of a level is the right one; later ones are
+ * ignored until the level is released or rolled back. */
 void lindi_writer_savepoint(lindi_writer *w, int n) {
-  if (n < 0 || n >= 64) return;
-  drop_savepoints(w, n);
-  w->sp[n] = (savepoint){w->n, w->ntrash, w->tail, 0, 0, NULL};
+  if (n < 0 || n >= 64 || n < w->nsp) return;
+  for (int i = w->nsp; i <= n; i++) w->sp[i] = (savepoint){w->n, w->ntrash, w->tail, 0, 0, NULL};
   w->nsp = n + 1;
+}
+
+void lindi_writer_release(lindi_writer *w, int n) {
+  if (n >= 0) drop_savepoints(w, n);
 }
 
 void lindi_writer_rollback_to(lindi_writer *w, int n) {
@@ -992,11 +1292,39 @@ void lindi_writer_rollback_to(lindi_writer *w, int n) {
   }
   if (sp.tail < w->end + 1024) memset(w->hold + (sp.tail - w->end), 0, (size_t)(w->end + 1024 - sp.tail));
   w->tail = sp.tail;
-  if (sp.refs_saved) {
-    cJSON_Delete(w->refs_doc);
-    w->refs_doc = sp.refs ? cJSON_Duplicate(sp.refs, 1) : NULL;
-    w->refs_dirty = sp.refs_dirty;
+  /* refs are copied at the first change after the innermost savepoint then open: the
+   * lowest copy at or above n holds them as they were at n */
+  for (int k = n; k < w->nsp; k++)
+    if (w->sp[k].refs_saved) {
+      cJSON_Delete(w->refs_doc);
+      w->refs_doc = w->sp[k].refs ? cJSON_Duplicate(w->sp[k].refs, 1) : NULL;
+      w->refs_dirty = w->sp[k].refs_dirty;
+      break;
+    }
+  drop_savepoints(w, n + 1); /* the savepoint itself stays; those opened after it are gone */
+}
+
+static vd_code refresh(lindi_writer *w, vd_err *err) {
+  if (w->in_tx || w->absent) return VD_OK;
+  if (exists_nofollow(w->journal)) { /* a writer is at work or crashed: its view is not ours to read */
+    clear_state(w);
+    return VD_OK;
   }
+  struct stat st;
+  unsigned char entry[LINDI_ENTRY_SIZE];
+  if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
+  if (pr(w->fd, entry, sizeof entry, 512, w->path, err)) return err->code;
+  return file_changed(w, &st, entry) || w->n == 0 ? load(w, err) : VD_OK;
+}
+
+vd_code lindi_writer_scan_start(lindi_writer *w, vd_err *err) {
+  if (!w->scans && refresh(w, err)) return err->code; /* never under an open scan's feet */
+  w->scans++;
+  return VD_OK;
+}
+
+void lindi_writer_scan_end(lindi_writer *w) {
+  if (w->scans > 0) w->scans--;
 }
 
 int lindi_writer_count(const lindi_writer *w) { return w->n; }
@@ -1036,3 +1364,4 @@ void lindi_tx_commit(void *w) { (void)w; }                                      
 void lindi_tx_rollback(void *w) { lindi_writer_rollback(w); }
 void lindi_tx_savepoint(void *w, int n) { lindi_writer_savepoint(w, n); }
 void lindi_tx_rollback_to(void *w, int n) { lindi_writer_rollback_to(w, n); }
+void lindi_tx_release(void *w, int n) { lindi_writer_release(w, n); }

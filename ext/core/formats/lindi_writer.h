@@ -13,8 +13,8 @@
 
 typedef struct lindi_writer lindi_writer;
 
-/* Opens (creating an empty archive laid out as lindi lays it out when the file does
- * not exist). http(s) archives are refused: they are read-only. Tables of one archive
+/* Opens; an archive that does not exist yet is created (laid out as lindi lays out an
+ * empty one) at the first BEGIN, never by opening. http(s) archives are refused: they are read-only. Tables of one archive
  * in one context share one writer (reference-counted), so member and ref changes of a
  * transaction commit together with one index rewrite. */
 vd_code lindi_writer_open(vd_ctx *ctx, const char *path, lindi_writer **out, vd_err *err);
@@ -29,7 +29,13 @@ vd_code lindi_writer_delete(lindi_writer *w, int pos, vd_err *err);
 vd_code lindi_writer_commit(lindi_writer *w, vd_err *err);
 void lindi_writer_rollback(lindi_writer *w);
 void lindi_writer_savepoint(lindi_writer *w, int n);
+void lindi_writer_release(lindi_writer *w, int n);
 void lindi_writer_rollback_to(lindi_writer *w, int n);
+/* Around every scan of a table: outside a transaction, the first scan re-reads the
+ * committed state when another writer (or tool) committed since it was read, so it
+ * shows the archive as it is (never while another scan holds rows of the old state). */
+vd_code lindi_writer_scan_start(lindi_writer *w, vd_err *err);
+void lindi_writer_scan_end(lindi_writer *w);
 
 /* lindi.json: the parsed document (loaded on first use, owned by the writer) and the
  * notice that its "refs" were changed in this transaction. */
@@ -49,6 +55,7 @@ void lindi_tx_commit(void *w);
 void lindi_tx_rollback(void *w);
 void lindi_tx_savepoint(void *w, int n);
 void lindi_tx_rollback_to(void *w, int n);
+void lindi_tx_release(void *w, int n);
 
 /* The live members (committed plus staged), for scans: rows 0..count-1, NULL for a
  * row deleted in this transaction. */

@@ -28,6 +28,7 @@ typedef struct {
   char *url;        /* expanded ref url of the current row */
   int row;
   int borrowed;     /* doc belongs to a writer */
+  struct lindi_writer *w; /* that writer, whose scan this is */
 } cur_t;
 
 /* {{name}} -> templates[name], plain string replacement as lindi does. */
@@ -108,6 +109,7 @@ static void close_(void *cur) {
   cur_t *c = cur;
   if (!c) return;
   if (!c->borrowed) cJSON_Delete(c->doc);
+  if (c->w) lindi_writer_scan_end(c->w);
   lindi_index_free(&c->ix);
   free(c->url);
   free(c);
@@ -162,7 +164,10 @@ static vd_code t_open(void *tab, void **out, vd_err *err) {
   *out = c;
   c->borrowed = 1;
   snprintf(c->where, sizeof c->where, "%s", lindi_writer_path(w));
-  vd_code rc = lindi_writer_refs(w, &c->doc, err);
+  vd_code rc = lindi_writer_scan_start(w, err);
+  if (rc) return rc;
+  c->w = w;
+  rc = lindi_writer_refs(w, &c->doc, err);
   if (rc) return rc;
   for (int i = 0; i < lindi_writer_count(w); i++) { /* members as of now, staged ones included */
     const lindi_file *f = lindi_writer_file(w, i);
@@ -277,7 +282,8 @@ static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
 
 static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
                                  t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
-                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to};
+                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
+                                 lindi_tx_release};
 
 const vd_relation vd_rel_lindi_refs = {"lindi_refs", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
                                        open_, next, eof, column, rowid, close_, &ops};

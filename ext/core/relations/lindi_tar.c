@@ -31,8 +31,12 @@ static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void *
 }
 
 static vd_code t_open(void *tab, void **out, vd_err *err) {
+  if (lindi_writer_scan_start(tab, err)) return err->code;
   cur_t *c = calloc(1, sizeof *c);
-  if (!c) return vd_nomem(err);
+  if (!c) {
+    lindi_writer_scan_end(tab);
+    return vd_nomem(err);
+  }
   c->w = tab;
   skip_dead(c);
   *out = c;
@@ -49,6 +53,7 @@ static int eof(void *cur) { return ((cur_t *)cur)->pos >= lindi_writer_count(((c
 static int64_t rowid(void *cur) { return ((cur_t *)cur)->pos; }
 static void close_(void *cur) {
   if (!cur) return;
+  lindi_writer_scan_end(((cur_t *)cur)->w);
   vd_buf_free(&((cur_t *)cur)->data);
   free(cur);
 }
@@ -89,7 +94,8 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return lindi_writer_delete(tab, (int)rid, err); }
 static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
                                  t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
-                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to};
+                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
+                                 lindi_tx_release};
 
 const vd_relation vd_rel_lindi_tar = {"lindi_tar", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_TABLE_ONLY,
                                       -1, NULL, NULL, next, eof, column, rowid, close_, &ops};

@@ -1,5 +1,6 @@
 -- The lindi_tar writer: create, append, replace (trash), delete, rollback, refusals.
 .headers on
+-- connecting creates nothing: the archive is made (as lindi makes an empty one) at the first write
 CREATE VIRTUAL TABLE a USING lindi_tar('@DATA@/lindi/new.lindi.tar');
 SELECT name, size, header_offset, data_offset FROM a;
 SELECT count(*) AS bytes_rows FROM tar_members('@DATA@/lindi/new.lindi.tar');
