@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +43,7 @@
 #include "../util/base64.h"
 #include "../util/pyjson.h"
 #include "../util/strmap.h"
+#include "lindi_journal.h"
 #include "tar.h"
 
 typedef struct trash_item {
@@ -537,43 +537,18 @@ static void unlock(lindi_writer *w) {
   w->locked = 0;
 }
 
-/* Journal: JSON text, then a line "sha256:<hex of the text>", replaced atomically (a
- * fresh temporary file made with mkstemp, which never follows a planted symlink, fsync,
- * rename over the journal's name). It names this archive (device, inode) and the entry
- * the transaction started from, so recovery can tell it belongs here. */
-static void sha256_hex(const void *p, size_t n, char out[65]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  if (EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) != 1) mdlen = 0;
-  for (unsigned i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", i < mdlen ? md[i] : 0);
-  out[64] = 0;
-}
-
-static vd_code write_journal(lindi_writer *w, cJSON *j, vd_err *err) {
-  char dev[32], ino[32], *b64e = vd_base64_encode(w->entry_seen, LINDI_ENTRY_SIZE);
-  snprintf(dev, sizeof dev, "%llu", (unsigned long long)w->dev_seen);
-  snprintf(ino, sizeof ino, "%llu", (unsigned long long)w->ino_seen);
-  cJSON_AddStringToObject(j, "dev", dev);
-  cJSON_AddStringToObject(j, "ino", ino);
-  cJSON_AddNumberToObject(j, "gen", (double)w->gen);
-  if (b64e) cJSON_AddStringToObject(j, "entry_before", b64e);
-  free(b64e);
-  char *text = cJSON_PrintUnformatted(j);
-  char *tmp = malloc(strlen(w->journal) + 8);
+/* Journal (lindi_journal.c): replaced atomically — a fresh temporary file made with
+ * mkstemp, which never follows a planted symlink, fsync, rename over the journal's name.
+ * It names this archive (device, inode) and the entry the transaction started from. */
+static vd_code write_journal(lindi_writer *w, lindi_journal *j, vd_err *err) {
+  j->gen = w->gen;
+  memcpy(j->entry_before, w->entry_seen, LINDI_ENTRY_SIZE);
   vd_buf out = {0};
-  if (text) {
-    char sum[65];
-    sha256_hex(text, strlen(text), sum);
-    vd_buf_append(&out, text, strlen(text));
-    vd_buf_append(&out, "\nsha256:", 8);
-    vd_buf_append(&out, sum, 64);
-    vd_buf_append(&out, "\n", 1);
-  }
-  free(text);
-  if (!b64e || !out.data || !tmp) {
+  char *tmp = malloc(strlen(w->journal) + 8);
+  if (!tmp || lindi_journal_format(j, (uint64_t)w->dev_seen, (uint64_t)w->ino_seen, &out, err)) {
     vd_buf_free(&out);
     free(tmp);
-    return vd_nomem(err);
+    return err->code ? err->code : vd_nomem(err);
   }
   sprintf(tmp, "%s.XXXXXX", w->journal);
   vd_code rc = VD_OK;
@@ -607,10 +582,11 @@ static vd_code cut_back(lindi_writer *w, int64_t end, vd_err *err) {
 
 /* Steps after the commit point: the entry with the new generation (when the commit
  * point was an in-place rewrite), the held blocks at E, then the trash. Idempotent. */
-static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsigned char *hold, int64_t revive,
-                      const unsigned char *entry, const cJSON *trash, vd_err *err) {
-  if (entry && pw(w->fd, entry, LINDI_ENTRY_SIZE, 512, w->path, err)) return err->code;
-  if (new_end > end) {
+static vd_code finish(lindi_writer *w, const lindi_journal *j, vd_err *err) {
+  int64_t end = j->end, revive = j->revive;
+  const unsigned char *hold = j->hold;
+  if (j->has_entry && pw(w->fd, j->entry, LINDI_ENTRY_SIZE, 512, w->path, err)) return err->code;
+  if (j->new_end > end) {
     if (pw(w->fd, hold + 512, 512, end + 512, w->path, err)) return err->code;
     crashpoint(5);
     if (pw(w->fd, hold, 512, end, w->path, err)) return err->code;
@@ -622,10 +598,9 @@ static vd_code finish(lindi_writer *w, int64_t end, int64_t new_end, const unsig
       return err->code;
   }
   crashpoint(6);
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trash) {
-    int64_t o = (int64_t)cJSON_GetArrayItem(t, 0)->valuedouble, s = (int64_t)cJSON_GetArrayItem(t, 1)->valuedouble;
-    const char *nn = cJSON_GetArrayItem(t, 2)->valuestring;
+  for (int i = 0; i < j->ntrash; i++) {
+    int64_t o = j->trash[i].o, s = j->trash[i].dash;
+    const char *nn = j->trash[i].name;
     unsigned char h[TAR_BLOCK];
     if (pr(w->fd, h, TAR_BLOCK, o, w->path, err)) return err->code;
     if (strncmp((const char *)h, ".trash/", 7) != 0) {
@@ -653,134 +628,67 @@ static vd_code journal_refused(lindi_writer *w, const char *why, vd_err *err) {
 }
 
 /* Reads the journal whole (a commit that trashes many members writes a large one) and
- * checks that it is one of ours, for this file: *out is NULL when there is none. */
-static vd_code read_journal(lindi_writer *w, cJSON **out, vd_err *err) {
-  *out = NULL;
+ * checks that it is one of ours, for this file: *found 0 when there is none. */
+static vd_code read_journal(lindi_writer *w, lindi_journal *j, int *found, vd_err *err) {
+  *found = 0;
   int fd = open(w->journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return VD_OK;
   if (fd < 0 && errno == ELOOP) return journal_refused(w, "it is a symbolic link", err);
   if (fd < 0) return sys_fail(err, w->journal, "cannot open the journal");
-  struct stat st;
+  struct stat st, ast;
   vd_buf b = {0};
   vd_code rc = VD_OK;
-  if (fstat(fd, &st)) rc = sys_fail(err, w->journal, "cannot stat");
+  if (fstat(fd, &st) || fstat(w->fd, &ast)) rc = sys_fail(err, w->journal, "cannot stat");
   else if (!S_ISREG(st.st_mode)) rc = journal_refused(w, "not a regular file", err);
   else if (st.st_size > w->ctx->cfg.max_alloc) rc = journal_refused(w, "larger than max_alloc", err);
   else if (vd_buf_reserve(&b, (size_t)st.st_size + 1)) rc = vd_nomem(err);
   else if (!(rc = pr(fd, b.data, (size_t)st.st_size, 0, w->journal, err)))
     b.len = (size_t)st.st_size;
   close(fd);
-  const char *text = (const char *)b.data, *sum = NULL;
-  if (!rc) { /* "<json>\nsha256:<64 hex>\n" */
-    size_t n = b.len;
-    if (n < 73 || text[n - 1] != '\n' || memcmp(text + n - 73, "\nsha256:", 8) != 0)
-      rc = journal_refused(w, "no checksum", err);
-    else
-      sum = text + n - 65;
-  }
-  cJSON *j = NULL;
   if (!rc) {
-    char want[65];
-    size_t tl = b.len - 73;
-    sha256_hex(text, tl, want);
-    if (memcmp(want, sum, 64) != 0) rc = journal_refused(w, "its checksum does not match its text", err);
-    else if (!(j = cJSON_ParseWithLength(text, tl))) rc = journal_refused(w, "malformed JSON", err);
-  }
-  if (!rc) {
-    struct stat ast;
-    char dev[32], ino[32];
-    const cJSON *jd = cJSON_GetObjectItem(j, "dev"), *ji = cJSON_GetObjectItem(j, "ino");
-    if (fstat(w->fd, &ast)) rc = sys_fail(err, w->path, "cannot stat");
-    snprintf(dev, sizeof dev, "%llu", (unsigned long long)ast.st_dev);
-    snprintf(ino, sizeof ino, "%llu", (unsigned long long)ast.st_ino);
-    if (!rc && (!cJSON_IsString(jd) || !cJSON_IsString(ji) || strcmp(jd->valuestring, dev) != 0 ||
-                strcmp(ji->valuestring, ino) != 0))
-      rc = journal_refused(w, "it was written for another file", err);
+    const char *why = lindi_journal_parse((const char *)b.data, b.len, (uint64_t)ast.st_dev, (uint64_t)ast.st_ino,
+                                          ast.st_size, j);
+    if (why) rc = journal_refused(w, why, err);
+    else *found = 1;
   }
   vd_buf_free(&b);
-  if (rc) cJSON_Delete(j);
-  else *out = j;
   return rc;
-}
-
-static int b64_field(const cJSON *j, const char *key, unsigned char **out, size_t *len) {
-  const cJSON *v = cJSON_GetObjectItem(j, key);
-  *out = NULL;
-  *len = 0;
-  return cJSON_IsString(v) && vd_base64_decode(v->valuestring, strlen(v->valuestring), out, len) == 0 ? 0 : -1;
-}
-
-static int num_field(const cJSON *j, const char *key, int64_t lo, int64_t hi, int64_t *out) {
-  const cJSON *v = cJSON_GetObjectItem(j, key);
-  if (!cJSON_IsNumber(v) || !(v->valuedouble >= (double)lo && v->valuedouble <= (double)hi) ||
-      v->valuedouble != (double)(int64_t)v->valuedouble)
-    return -1;
-  *out = (int64_t)v->valuedouble;
-  return 0;
 }
 
 /* A journal left by a crash: roll forward when its commit write reached the file,
  * otherwise back. Called with the lock held. Acts only when the journal proves it is
  * this archive's and the archive is in the state it started from or committed. */
 static vd_code recover(lindi_writer *w, vd_err *err) {
-  cJSON *j;
-  if (read_journal(w, &j, err)) return err->code;
-  if (!j) return VD_OK;
-  struct stat st;
-  unsigned char entry[LINDI_ENTRY_SIZE], *before = NULL, *cb = NULL, *hb = NULL, *ne = NULL;
-  size_t bl, cl = 0, hl = 0, nl = 0;
-  int64_t end = -1, at = -1, nend = -1, revive = -1;
-  vd_code rc = VD_OK;
-  const cJSON *trash = cJSON_GetObjectItem(j, "trash");
-  int has_commit = cJSON_GetObjectItem(j, "commit") != NULL;
-  if (fstat(w->fd, &st) || pr(w->fd, entry, sizeof entry, 512, w->path, err))
-    rc = err->code ? err->code : sys_fail(err, w->path, "cannot stat");
-  else if (num_field(j, "end", 1536, st.st_size, &end) || b64_field(j, "entry_before", &before, &bl) ||
-           bl != LINDI_ENTRY_SIZE)
-    rc = journal_refused(w, "fields missing or out of range", err);
-  else if (has_commit &&
-           (num_field(j, "commit_at", 512, end, &at) || num_field(j, "new_end", end, st.st_size, &nend) ||
-            num_field(j, "revive", -1, end, &revive) || b64_field(j, "commit", &cb, &cl) || cl > (size_t)(end - at) ||
-            b64_field(j, "hold", &hb, &hl) || hl != 1024 || !cJSON_IsArray(trash) ||
-            (cJSON_GetObjectItem(j, "entry") && (b64_field(j, "entry", &ne, &nl) || nl != LINDI_ENTRY_SIZE))))
-    rc = journal_refused(w, "fields missing or out of range", err);
-  const cJSON *t;
-  if (!rc && has_commit)
-    cJSON_ArrayForEach(t, trash) {
-      const cJSON *name = cJSON_GetArrayItem(t, 2);
-      if (cJSON_GetArraySize(t) != 3 || !cJSON_IsNumber(cJSON_GetArrayItem(t, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(t, 1)) ||
-          cJSON_GetArrayItem(t, 0)->valuedouble < 1536 || cJSON_GetArrayItem(t, 0)->valuedouble >= (double)end ||
-          cJSON_GetArrayItem(t, 1)->valuedouble < 0 ||
-          cJSON_GetArrayItem(t, 1)->valuedouble > (double)end - cJSON_GetArrayItem(t, 0)->valuedouble ||
-          !cJSON_IsString(name) || strncmp(name->valuestring, ".trash/", 7) != 0) {
-        rc = journal_refused(w, "fields missing or out of range", err);
-        break;
-      }
-    }
+  lindi_journal j;
+  int found;
+  if (read_journal(w, &j, &found, err)) return err->code;
+  if (!found) return VD_OK;
+  unsigned char entry[LINDI_ENTRY_SIZE];
+  vd_code rc = pr(w->fd, entry, sizeof entry, 512, w->path, err);
   int forward = 0;
-  if (!rc && has_commit) {
-    unsigned char *cur = malloc(cl ? cl : 1);
+  if (!rc && j.has_commit) {
+    unsigned char *cur = malloc(j.commit_len);
     vd_err e2;
-    forward = cur && pr(w->fd, cur, cl, at, w->path, &e2) == VD_OK && memcmp(cur, cb, cl) == 0;
+    forward = cur && pr(w->fd, cur, j.commit_len, j.commit_at, w->path, &e2) == VD_OK &&
+              memcmp(cur, j.commit, j.commit_len) == 0;
     free(cur);
   }
   /* the archive must be where the journal says: as the transaction found it, or (rolling
    * forward) with the commit written and maybe the new entry too */
   if (!rc) {
-    int known = memcmp(entry, before, LINDI_ENTRY_SIZE) == 0 ||
-                (forward && at == 512 && cl == LINDI_ENTRY_SIZE && memcmp(entry, cb, cl) == 0) ||
-                (forward && ne && memcmp(entry, ne, LINDI_ENTRY_SIZE) == 0);
-    if (!known) rc = journal_refused(w, "the archive's .tar_entry.json is in neither the state it began from nor the one it committed", err);
+    int known = memcmp(entry, j.entry_before, LINDI_ENTRY_SIZE) == 0 ||
+                (forward && j.commit_at == 512 && j.commit_len == LINDI_ENTRY_SIZE &&
+                 memcmp(entry, j.commit, LINDI_ENTRY_SIZE) == 0) ||
+                (forward && j.has_entry && memcmp(entry, j.entry, LINDI_ENTRY_SIZE) == 0);
+    if (!known)
+      rc = journal_refused(w, "the archive's .tar_entry.json is in neither the state it began from nor the one it committed",
+                           err);
   }
   if (!rc && forward)
-    rc = finish(w, end, nend, hb, revive, ne, trash, err);
-  else if (!rc && !(rc = cut_back(w, end, err)))
+    rc = finish(w, &j, err);
+  else if (!rc && !(rc = cut_back(w, j.end, err)))
     drop_journal(w);
-  free(before);
-  free(cb);
-  free(hb);
-  free(ne);
-  cJSON_Delete(j);
+  lindi_journal_free(&j);
   return rc;
 }
 
@@ -805,10 +713,8 @@ vd_code lindi_writer_begin(lindi_writer *w, vd_err *err) {
   if (!rc && !(rc = pr(w->fd, entry, sizeof entry, 512, w->path, err)) && (file_changed(w, &st, entry) || w->n == 0))
     rc = load(w, err);
   if (!rc) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "end", (double)w->end);
-    rc = j ? write_journal(w, j, err) : vd_nomem(err);
-    cJSON_Delete(j);
+    lindi_journal j = {.end = w->end, .revive = -1};
+    rc = write_journal(w, &j, err);
   }
   if (rc) {
     unlock(w);
@@ -1131,8 +1037,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   if (!w->in_tx) return VD_OK;
   vd_code rc = VD_OK;
   vd_buf text = {0}, commit = {0};
-  cJSON *j = NULL;
-  char *b64c = NULL, *b64h = NULL;
+  lindi_journal j = {.revive = -1};
   if (!w->dirty) goto done;
   commits_seen++;
   in_commit = 1;
@@ -1177,45 +1082,26 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   }
   if ((rc = sync_fd(w->fd, w->path, err))) goto done;
   crashpoint(2);
-  j = cJSON_CreateObject();
-  cJSON *tr = cJSON_CreateArray();
-  b64c = vd_base64_encode(commit.data, commit.len);
-  b64h = vd_base64_encode(w->hold, sizeof w->hold);
-  if (!j || !tr || !b64c || !b64h) {
-    cJSON_Delete(tr);
+  j.end = end, j.has_commit = 1, j.commit_at = commit_at, j.new_end = w->tail, j.revive = w->revive_o;
+  j.commit = commit.data, j.commit_len = commit.len;
+  memcpy(j.hold, w->hold, sizeof j.hold);
+  if ((j.has_entry = entry_after)) memcpy(j.entry, new_entry, sizeof new_entry);
+  if (w->ntrash && !(j.trash = malloc((size_t)w->ntrash * sizeof *j.trash))) {
     rc = vd_nomem(err);
     goto done;
   }
-  cJSON_AddNumberToObject(j, "end", (double)end);
-  cJSON_AddNumberToObject(j, "new_end", (double)w->tail);
-  cJSON_AddNumberToObject(j, "commit_at", (double)commit_at);
-  cJSON_AddStringToObject(j, "commit", b64c);
-  cJSON_AddStringToObject(j, "hold", b64h);
-  if (entry_after) {
-    char *b64e = vd_base64_encode(new_entry, sizeof new_entry);
-    if (!b64e) {
-      rc = vd_nomem(err);
-      goto done;
-    }
-    cJSON_AddStringToObject(j, "entry", b64e);
-    free(b64e);
-  }
   for (int i = 0; i < w->ntrash; i++)
     if (w->trash[i].pos < w->base_n) {
-      cJSON *t = cJSON_CreateArray();
-      cJSON_AddItemToArray(t, cJSON_CreateNumber((double)w->trash[i].o));
-      cJSON_AddItemToArray(t, cJSON_CreateNumber((double)w->trash[i].dash));
-      cJSON_AddItemToArray(t, cJSON_CreateString(w->trash[i].newname));
-      cJSON_AddItemToArray(tr, t);
+      lindi_trash_step *t = &j.trash[j.ntrash++];
+      t->o = w->trash[i].o, t->dash = w->trash[i].dash;
+      snprintf(t->name, sizeof t->name, "%s", w->trash[i].newname);
     }
-  cJSON_AddItemToObject(j, "trash", tr);
-  cJSON_AddNumberToObject(j, "revive", (double)w->revive_o);
-  if ((rc = write_journal(w, j, err))) goto done;
+  if ((rc = write_journal(w, &j, err))) goto done;
   crashpoint(3);
   if ((rc = pw(w->fd, commit.data, commit.len, commit_at, w->path, err)) || (rc = sync_fd(w->fd, w->path, err)))
     goto done;
   crashpoint(4);
-  if ((rc = finish(w, end, w->tail, w->hold, w->revive_o, entry_after ? new_entry : NULL, tr, err))) goto done;
+  if ((rc = finish(w, &j, err))) goto done;
   commit_done();
   lindi_invalidate(w->ctx, w->path);
   vd_err e2;
@@ -1233,9 +1119,7 @@ done:
     unlock(w);
   }
 out:
-  cJSON_Delete(j);
-  free(b64c);
-  free(b64h);
+  free(j.trash); /* j.commit is commit's buffer */
   vd_buf_free(&text);
   vd_buf_free(&commit);
   return rc;
