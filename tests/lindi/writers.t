@@ -145,6 +145,39 @@ def two_writers(tmp):
     b.close()
 
 
+def concurrent(tmp):
+    """Four processes commit at once: members, refs and deletes, 25 transactions each;
+    nothing any of them committed may be lost."""
+    arc = os.path.join(tmp, "conc.lindi.tar")
+    sql("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nINSERT INTO a(name, data) VALUES ('seed', 's');" % arc, check=True)
+    procs = []
+    for k in range(4):
+        steps = ["SELECT vdsql_config('lock_timeout', 60);", "CREATE VIRTUAL TABLE a USING lindi_tar('%s');" % arc,
+                 "CREATE VIRTUAL TABLE r USING lindi_refs('%s');" % arc]
+        for i in range(25):
+            steps.append("BEGIN;\nINSERT INTO a(name, data) VALUES ('p%d/%02d', 'x%d');\n"
+                         "INSERT INTO r(key, value) VALUES ('r%d/%02d', 'v');\nCOMMIT;" % (k, i, i, k, i))
+            if i % 5 == 4:  # delete-only and refs-only commits in between
+                steps.append("DELETE FROM a WHERE name = 'p%d/%02d';" % (k, i - 1))
+                steps.append("DELETE FROM r WHERE key = 'r%d/%02d';" % (k, i - 1))
+        procs.append(subprocess.Popen(shell_args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        procs[-1].stdin.write("\n".join(steps) + "\n")
+        procs[-1].stdin.close()
+    errs = []
+    for p in procs:
+        p.wait(timeout=300)
+        errs.append(p.stderr.read())
+    ok(all(p.returncode == 0 for p in procs) and not any(errs), "4 writer processes x 25 transactions, with deletes, "
+       "all commit", errs)
+    want_m = ["p%d/%02d" % (k, i) for k in range(4) for i in range(25) if i % 5 != 3]
+    want_r = sorted("r%d/%02d" % (k, i) for k in range(4) for i in range(25) if i % 5 != 3)
+    agree(arc, STRUCT + ["seed"] + want_m, "every member committed by any writer is there, every deleted one gone")
+    ok(lindi_refs_keys(arc) == want_r, "every ref committed by any writer is there, every deleted one gone",
+       "missing %s, extra %s" % (sorted(set(want_r) - set(lindi_refs_keys(arc)))[:5],
+                                 sorted(set(lindi_refs_keys(arc)) - set(want_r))[:5]))
+
+
 def savepoints(tmp):
     arc = os.path.join(tmp, "sp.lindi.tar")
     base = "CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nCREATE VIRTUAL TABLE r USING lindi_refs('%s');\n" % (arc, arc)
@@ -309,6 +342,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-writers.")
     try:
         two_writers(tmp)
+        concurrent(tmp)
         savepoints(tmp)
         big_journal(tmp)
         journals(tmp)
