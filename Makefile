@@ -89,14 +89,18 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_HDR)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
 
+# demo, test and bench install what is missing first, then build in a new make: this
+# make read pkg-config's flags when it started, before the packages were there.
 test: deps
 	@scripts/run-tests
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo
 
 # OpenVDS and VTKHDF always; LINDI when LINDI_SRC names a lindi source tree (not in Debian)
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@bench/run
 	@bench/vtkhdf
 	@if [ -n "$$LINDI_SRC" ]; then bench/lindi; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
