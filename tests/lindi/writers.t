@@ -141,8 +141,28 @@ def two_writers(tmp):
             "SELECT CAST(lindi_read('%s', 'm2') AS TEXT);" % (arc, arc, arc)).stdout.split()
     ok(len(q) == 3 and q[0] == q[1] and q[2] == "TWO", "k4 points into the replaced m2 (A saw B's replace)", q)
     agree(arc, STRUCT + ["m2", "m3"], "after interleaved member and ref commits every reader agrees")
-    a.close()
-    b.close()
+
+    # 4. while A's transaction has written over 1 MB past the end, a new table and scans of B
+    #    see the last committed set; after A's COMMIT, B's next scan sees A's members
+    out = a.run("BEGIN;\nINSERT INTO a(name, data) VALUES ('big1', randomblob(600000)), ('big2', randomblob(600000)), "
+                "('big3', randomblob(600000));")
+    ok(out == "" and os.path.getsize(arc) > 1000000, "A's open transaction has written over 1 MB past the end", out)
+    c = Shell(arc)
+    seen = c.run("SELECT group_concat(name) FROM (SELECT name FROM a ORDER BY name);")
+    ok(seen.strip() == ".tar_entry.json,.tar_index.json,lindi.json,m2,m3", "a table created meanwhile shows the committed set",
+       seen)
+    seen = b.run("SELECT group_concat(name) FROM (SELECT name FROM a ORDER BY name);")
+    ok(seen.strip() == ".tar_entry.json,.tar_index.json,lindi.json,m2,m3", "B's scan meanwhile shows the committed set", seen)
+    out = a.run("COMMIT;")
+    ok(out == "", "A commits", out)
+    seen = c.run("SELECT group_concat(name) FROM (SELECT name FROM a ORDER BY name);")
+    ok(seen.strip() == ".tar_entry.json,.tar_index.json,big1,big2,big3,lindi.json,m2,m3", "then the new table sees A's members",
+       seen)
+    out = c.run("INSERT INTO a(name, data) VALUES ('m4', 'four');")
+    ok(out == "", "and writes after them", out)
+    agree(arc, STRUCT + ["big1", "big2", "big3", "m2", "m3", "m4"], "every reader sees all of it")
+    for sh in (a, b, c):
+        sh.close()
 
 
 def concurrent(tmp):

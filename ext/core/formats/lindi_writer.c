@@ -82,6 +82,7 @@ struct lindi_writer {
   struct timespec mtime_seen;
   int64_t gen;                 /* the entry's vdsql_gen for the state held */
   int absent;                  /* no archive yet: it is created at the first BEGIN */
+  int for_write;               /* the state held was read under the lock, fit to write from */
   cJSON *refs_doc;             /* lindi.json, parsed on first use */
   int64_t refs_text_len;       /* length of its JSON text on disk (padding excluded) */
   int64_t new_idx_len, new_refs_len; /* text lengths written by the commit under way, -1 none */
@@ -243,12 +244,14 @@ static int all_zero(const unsigned char *p, size_t n) {
  * New members go there, not at size - 1024: an archive padded to GNU tar's 10 KiB
  * records has more zero blocks, and tar stops reading at the first one. The walk starts
  * past the furthest member the index lists and steps over members it does not list
- * (trash); everything from the marker to the end of the file must be zeros. */
-static vd_code find_end(lindi_writer *w, const lindi_index *ix, int64_t size, int64_t *end, vd_err *err) {
+ * (trash); to write, everything from the marker to the end of the file must be zeros
+ * (a scan does not ask: another writer's uncommitted members lie there meanwhile). */
+static vd_code find_end(lindi_writer *w, const lindi_file *files, int n, int64_t size, int for_write, int64_t *end,
+                        vd_err *err) {
   int64_t off = 1536;
-  for (int i = 0; i < ix->n; i++) {
-    if (ix->files[i].d > size || ix->files[i].s > size) continue; /* reported by the caller */
-    int64_t e = ix->files[i].d + tar_padded(ix->files[i].s);
+  for (int i = 0; i < n; i++) {
+    if (files[i].d > size || files[i].s > size) continue; /* reported by the caller */
+    int64_t e = files[i].d + tar_padded(files[i].s);
     if (e > off) off = e;
   }
   unsigned char h[64 * 1024];
@@ -265,7 +268,7 @@ static vd_code find_end(lindi_writer *w, const lindi_index *ix, int64_t size, in
     off += TAR_BLOCK + tar_padded(th.size);
   }
   *end = off;
-  for (int64_t k = off; k < size;) {
+  for (int64_t k = off; k < size && for_write;) {
     size_t n = size - k < (int64_t)sizeof h ? (size_t)(size - k) : sizeof h;
     if (pr(w->fd, h, n, k, w->path, err)) return err->code;
     if (!all_zero(h, n))
@@ -290,9 +293,10 @@ static int file_changed(const lindi_writer *w, const struct stat *st, const unsi
          memcmp(entry, w->entry_seen, LINDI_ENTRY_SIZE) != 0;
 }
 
-/* Reads the committed state from disk. */
-static vd_code load(lindi_writer *w, vd_err *err) {
+/* Reads the committed state from disk; for_write: under the lock, about to write. */
+static vd_code load(lindi_writer *w, int for_write, vd_err *err) {
   clear_state(w);
+  w->for_write = 0;
   struct stat st;
   if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
   unsigned char head[1536];
@@ -342,7 +346,7 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   vd_buf_free(&tb);
   if (rc) return rc;
   w->idx_text_len = len;
-  if ((rc = find_end(w, &ix, st.st_size, &w->end, err))) {
+  if ((rc = find_end(w, ix.files, ix.n, st.st_size, for_write, &w->end, err))) {
     lindi_index_free(&ix);
     return rc;
   }
@@ -375,6 +379,7 @@ static vd_code load(lindi_writer *w, vd_err *err) {
   }
   memcpy(w->entry_seen, head + 512, LINDI_ENTRY_SIZE);
   remember_file(w, &st);
+  w->for_write = for_write;
   return VD_OK;
 }
 
@@ -485,7 +490,7 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
   sprintf(w->journal, "%s.vdsql-journal", w->path);
   vd_code rc = open_file(w, err);
   /* with a journal the state is loaded at BEGIN, after recovery */
-  if (!rc && !w->absent && !exists_nofollow(w->journal)) rc = load(w, err);
+  if (!rc && !w->absent && !exists_nofollow(w->journal)) rc = load(w, 0, err);
   if (rc) {
     lindi_writer_close(w);
     return rc;
@@ -711,7 +716,9 @@ vd_code lindi_writer_begin(lindi_writer *w, vd_err *err) {
   unsigned char entry[LINDI_ENTRY_SIZE];
   if (!rc && fstat(w->fd, &st)) rc = sys_fail(err, w->path, "cannot stat");
   if (!rc && !(rc = pr(w->fd, entry, sizeof entry, 512, w->path, err)) && (file_changed(w, &st, entry) || w->n == 0))
-    rc = load(w, err);
+    rc = load(w, 1, err);
+  else if (!rc && !w->for_write && !(rc = find_end(w, w->files, w->n, st.st_size, 1, &w->end, err))) /* read by a scan */
+    w->for_write = 1, w->tail = w->end;
   if (!rc) {
     lindi_journal j = {.end = w->end, .revive = -1};
     rc = write_journal(w, &j, err);
@@ -1105,7 +1112,7 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   commit_done();
   lindi_invalidate(w->ctx, w->path);
   vd_err e2;
-  if (settle_committed(w, &e2)) load(w, &e2); /* committed either way: only our view is rebuilt */
+  if (settle_committed(w, &e2)) load(w, 0, &e2); /* committed either way: only our view is rebuilt */
   w->in_tx = 0;
   unlock(w);
   goto out;
@@ -1135,7 +1142,7 @@ void lindi_writer_rollback(lindi_writer *w) {
   /* nothing before the old end was touched: dropping what lies past it is enough */
   if (cut_back(w, w->end, &err) == VD_OK) drop_journal(w);
   w->in_tx = 0;
-  load(w, &err);
+  load(w, 0, &err);
   unlock(w);
 }
 
@@ -1188,17 +1195,15 @@ void lindi_writer_rollback_to(lindi_writer *w, int n) {
   drop_savepoints(w, n + 1); /* the savepoint itself stays; those opened after it are gone */
 }
 
+/* Readers need no lock: what the entry names is committed, whatever another writer is
+ * doing meanwhile. */
 static vd_code refresh(lindi_writer *w, vd_err *err) {
   if (w->in_tx || w->absent) return VD_OK;
-  if (exists_nofollow(w->journal)) { /* a writer is at work or crashed: its view is not ours to read */
-    clear_state(w);
-    return VD_OK;
-  }
   struct stat st;
   unsigned char entry[LINDI_ENTRY_SIZE];
   if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
   if (pr(w->fd, entry, sizeof entry, 512, w->path, err)) return err->code;
-  return file_changed(w, &st, entry) || w->n == 0 ? load(w, err) : VD_OK;
+  return file_changed(w, &st, entry) || w->n == 0 ? load(w, 0, err) : VD_OK;
 }
 
 vd_code lindi_writer_scan_start(lindi_writer *w, vd_err *err) {
