@@ -18,7 +18,7 @@ static void real_chunks(void) {
   unsigned char *rle = fixture("chunk.CompressionMethod_RLE", &nr);
   unsigned char *zip = fixture("chunk.CompressionMethod_Zip", &nz);
   if (!none || !rle || !zip) {
-    skip(9, "shared/fixtures/openvds not found (set VDSQL_SHARED): real-chunk codec tests not run");
+    fixture_missing(9, "real-chunk codec tests (chunk.CompressionMethod_None, _RLE, _Zip)");
     free(none), free(rle), free(zip);
     return;
   }
@@ -56,7 +56,7 @@ static void other_real_chunks(void) {
     size_t n;
     unsigned char *p = fixture(t[i].name, &n);
     if (!p) {
-      skip(1, "shared/fixtures/openvds not found: real-chunk test not run");
+      fixture_missing(1, t[i].name);
       continue;
     }
     vds_shape want = {{t[i].x, t[i].y, t[i].z}, t[i].fmt, 1};
@@ -77,7 +77,7 @@ static void other_real_chunks(void) {
        "wavelet chunk refused: %s", err.msg);
     free(w);
   } else {
-    skip(1, "shared/fixtures/openvds not found: wavelet refusal not run");
+    fixture_missing(1, "wavelet refusal (chunk.CompressionMethod_Wavelet)");
   }
 }
 

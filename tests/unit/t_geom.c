@@ -32,7 +32,7 @@ static void real(void) {
   vds_layer *ls = NULL;
   int r = load(&lay, &n, &ls);
   if (r < 0) {
-    skip(8, "shared/fixtures/openvds not found (set VDSQL_SHARED): real-layout tests not run");
+    fixture_missing(8, "real-layout tests (VolumeDataLayout.json, LayerStatus.json)");
     return;
   }
   if (r > 0) return;
