@@ -4,6 +4,8 @@
 #                   the same under ASan+UBSan, fuzz smoke)
 #   make demo       install deps, build, run the demo on a generated dataset
 #   make bench      run the benchmarks in bench/ (bench/README.md)
+#   make install    install the SQLite extension as $(PREFIX)/lib/vdsql.so (PREFIX=/usr:
+#                   the loader's own directory, so `.load vdsql` works from any folder)
 #   make B=build-asan SAN=address,undefined CC=clang   sanitized build into its own dir
 
 CC      ?= cc
@@ -29,7 +31,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps test demo bench fuzz sql clean
+.PHONY: all deps test demo bench fuzz sql clean install uninstall
 all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf
 
 deps:
@@ -104,6 +106,16 @@ bench: deps
 	@bench/run
 	@bench/vtkhdf
 	@if [ -n "$$LINDI_SRC" ]; then bench/lindi; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
+
+PREFIX  ?= /usr
+LIBDIR  ?= $(PREFIX)/lib
+install: vdsql.so
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 0755 vdsql.so $(DESTDIR)$(LIBDIR)/vdsql.so
+	@echo "installed $(DESTDIR)$(LIBDIR)/vdsql.so: in sqlite3, .load $(if $(filter /usr /usr/,$(PREFIX)),vdsql,$(LIBDIR)/vdsql)"
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/vdsql.so
 
 clean:
 	rm -rf build build-asan build-fuzz vdsql.so sql/vdsql--*.sql
