@@ -50,3 +50,32 @@ def query(sql):
     if r.returncode != 0 or "rror" in r.stderr:
         raise RuntimeError("sqlite3 failed: " + r.stderr.strip())
     return json.loads(r.stdout) if r.stdout.strip() else []
+
+
+def measured(script, timeout=60, env=None):
+    """Runs script through the shell like sql(), in a child of its own, and returns
+    (returncode or None on timeout, stdout, stderr, peak RSS in MB, seconds). The child
+    is killed at the timeout, so a hang fails a test instead of stalling the suite."""
+    import tempfile
+    import time
+    with tempfile.TemporaryFile("w+") as i, tempfile.TemporaryFile("w+") as o, tempfile.TemporaryFile("w+") as e:
+        i.write(script)
+        i.seek(0)
+        t0 = time.monotonic()
+        p = subprocess.Popen(shell_args(), stdin=i, stdout=o, stderr=e, env=dict(os.environ, **(env or {})))
+        rc = None
+        while True:  # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would be the max of all)
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                rc = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - t0 > timeout:
+                p.kill()
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.02)
+        p.returncode = rc if rc is not None else -9  # reaped here: keep Popen from waiting again
+        secs = time.monotonic() - t0
+        o.seek(0)
+        e.seek(0)
+        return rc, o.read(), e.read(), ru.ru_maxrss / 1024.0, secs

@@ -41,7 +41,7 @@ typedef struct vd_filter {
 typedef struct vd_table_ops {
   vd_code (*connect)(vd_ctx *ctx, const char *const *args, int nargs, void **tab, vd_err *err);
   void (*disconnect)(void *tab);
-  vd_code (*open)(void *tab, void **cur, vd_err *err);
+  vd_code (*open)(vd_ctx *ctx, void *tab, void **cur, vd_err *err); /* ctx: the connection's, as for connect */
   /* row holds a value for every non-argument column, in order */
   vd_code (*insert)(void *tab, const vd_value *row, int replace, int64_t *rowid, vd_err *err);
   vd_code (*remove)(void *tab, int64_t rowid, vd_err *err);

@@ -289,7 +289,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   reset(t, c);
   if (t->tab) {
     vd_err e = {0};
-    vd_code vrc = r->table->open(t->tab, &c->cur, &e);
+    vd_code vrc = r->table->open(t->ctx, t->tab, &c->cur, &e);
     return vrc ? fail(cur->pVtab, vrc, &e) : SQLITE_OK;
   }
   int nargs = vd_rel_nargs(r), a = 0, rc = SQLITE_OK;

@@ -166,6 +166,7 @@ def build_tests(d):
     bad[10240 + 124] = ord("7")   # lindi.json header size digit: checksum no longer matches
     open(os.path.join(d, "badchecksum.lindi.tar"), "wb").write(bytes(bad))
     open(os.path.join(d, "notar.lindi.tar"), "wb").write(b'{"refs": {}}')
+    build_hostile(d)
     # plain tar archives from Python's tarfile: GNU long names ('L') and pax headers
     import io
     import tarfile
@@ -176,6 +177,47 @@ def build_tests(d):
                 ti = tarfile.TarInfo(name)
                 ti.size, ti.mtime, ti.mode = len(data), 1700000000, 0o600
                 t.addfile(ti, io.BytesIO(data))
+
+
+def build_hostile(d):
+    """Archives made to break readers; each must give an error naming the archive and
+    the fault (tests/sqlite/hostile.sql), never hang, crash or allocate without bound."""
+    # an index that lists a name twice (lindi's writer never does; a reader must refuse it
+    # rather than pick one of the two)
+    a = Archive(os.path.join(d, "dupindex.lindi.tar"))
+    a.append("blobs/a", b"first")
+    a.append("blobs/b", b"other")
+    a.append("blobs/a", b"second")
+    a.close()
+    # refs whose offset or size is no integer from 0 to 2^53
+    a = Archive(os.path.join(d, "badrefs.lindi.tar"))
+    a.append("blobs/b", b"y" * 100)
+    a.write_refs({"refs": {"good": ["./blobs/b", 10, 20], "huge_offset": ["./blobs/b", 1e300, 1],
+                           "frac_size": ["./blobs/b", 0, 1.5], "neg_offset": ["./blobs/b", -1, 4],
+                           "big_offset": ["./blobs/b", 2 ** 60, 4], "max_offset": ["https://example.org/x", 2 ** 53, 0],
+                           "size_2p63": ["https://example.org/x", 0, 2 ** 63]}})
+    a.close()
+    # templates: one ref whose url expands to 2.1 MB (1000 bytes named 2100 times)
+    a = Archive(os.path.join(d, "templates.lindi.tar"))
+    a.append("blobs/t", b"z" * 64)
+    a.write_refs({"refs": {"plain": ["{{m}}", 1, 2], "bomb": ["{{k}}" * 2100, 0, 1], "unknown": ["{{nope}}/x", 0, 1],
+                           "twice": ["{{m}}{{m}}", 0, 1], "inline": "{{m}}"},
+                  "templates": {"m": "./blobs/t", "k": "k" * 1000}})
+    a.close()
+    # tar headers whose GNU base-256 size runs past the largest int64 offset: 2^63 - 1,
+    # and 2^63 - 2048 (in range alone, but its end does not fit after the header at 1024)
+    for fname, size in (("bigsize.tar", 2 ** 63 - 1), ("bigsize2.tar", 2 ** 63 - 2048)):
+        h = bytearray(header("huge", 0))
+        h[124:136] = b"\x80" + size.to_bytes(11, "big")
+        seal(h)
+        with open(os.path.join(d, fname), "wb") as f:
+            f.write(header("a.txt", 5) + b"hello".ljust(BLOCK, b"\0") + bytes(h) + b"\0" * 2048)
+    # a negative base-256 size (all ones: -1)
+    h = bytearray(header("negative", 0))
+    h[124:136] = b"\xff" * 12
+    seal(h)
+    with open(os.path.join(d, "negsize.tar"), "wb") as f:
+        f.write(bytes(h) + b"\0" * 2048)
 
 
 def build_many(n, path):

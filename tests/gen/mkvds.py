@@ -339,6 +339,15 @@ def build_tests(root):
     with open(os.path.join(root, "bad_pages/Dimensions_012LOD0/ChunkMetadata/2"), "r+b") as f:
         f.truncate(8 * 2)            # ends before chunk 22 (the layer has 24)
     os.remove(os.path.join(root, "bad_pages/Dimensions_012LOD0/ChunkMetadata/1"))  # listed, missing
+    # Int metadata that is no whole int64 (read as a real, never cast)
+    w = Writer(os.path.join(root, "bad_meta"), Layout([100, 100, 100], brick=64, metadata=[
+        {"category": "C", "name": "Huge", "type": "Int", "value": 1e300},
+        {"category": "C", "name": "Half", "type": "Int", "value": 2.5},
+        {"category": "C", "name": "Min", "type": "Int", "value": -2 ** 63},
+        {"category": "C", "name": "Past", "type": "Int", "value": 2 ** 63},
+        {"category": "C", "name": "Fine", "type": "Int", "value": 42}]))
+    w.layer("Dimensions_012LOD0")
+    w.finish()
     w = Writer(os.path.join(root, "bad_chunks"), Layout([200, 150, 100], brick=64))
     w.layer("Dimensions_012LOD0", method="Zip", meta_override={1: "AAAAAAAAAAA="})
     w.finish()

@@ -129,8 +129,8 @@ static void status_errors(void) {
      (long long)g.total);
   vds_layout_free(&lay);
   static const char *badlay[] = {"{\"layoutDescriptor\":{\"brickSize\":\"BrickSize_48\"}}", "[]", "{",
-                                 "{\"layoutDescriptor\":{\"brickSize\":\"BrickSize_64\",\"negativeMargin\":40,"
-                                 "\"positiveMargin\":4}}"};
+                                 ("{\"layoutDescriptor\":{\"brickSize\":\"BrickSize_64\",\"negativeMargin\":40,"
+                                  "\"positiveMargin\":4}}")};
   for (size_t i = 0; i < 4; i++)
     ok(vds_parse_layout(badlay[i], strlen(badlay[i]), "VDL", &lay, &err) != VD_OK && strncmp(err.msg, "VDL:", 4) == 0,
        "bad layout %zu: %s", i, err.msg);

@@ -2,6 +2,7 @@
 #include "lindi.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,19 @@ vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi
     }
   }
   lindi_index_sort(ix);
+  if (!ix->by_name) {
+    rc = vd_nomem(err);
+    goto done;
+  }
+  for (int k = 1; k < ix->n; k++) { /* sorted by name: a name listed twice sits next to itself */
+    const char *a = ix->files[ix->by_name[k - 1]].name, *b = ix->files[ix->by_name[k]].name;
+    if (strcmp(a, b) == 0) {
+      rc = vd_fail(err, VD_INVALID, "%s: the index lists \"%s\" twice (files[%d] and files[%d])", where, b,
+                   ix->by_name[k - 1] < ix->by_name[k] ? ix->by_name[k - 1] : ix->by_name[k],
+                   ix->by_name[k - 1] < ix->by_name[k] ? ix->by_name[k] : ix->by_name[k - 1]);
+      goto done;
+    }
+  }
   const lindi_file *e = lindi_find(ix, LINDI_ENTRY_NAME), *x = lindi_find(ix, LINDI_INDEX_NAME);
   if (!e || e->o != 0 || e->d != 512 || e->s != LINDI_ENTRY_SIZE)
     rc = vd_fail(err, VD_INVALID, "%s: the index does not list .tar_entry.json at 0/512/1024", where);
@@ -121,6 +135,7 @@ vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi
     rc = vd_fail(err, VD_INVALID, "%s: the index's own entry disagrees with .tar_entry.json", where);
 done:
   cJSON_Delete(doc);
+  if (rc) lindi_index_free(ix);
   return rc;
 }
 
@@ -225,7 +240,8 @@ int lindi_parse_spare(const char *text, size_t len, int64_t spare[4], int64_t *g
   int rc = cJSON_IsObject(sp) ? 0 : -1;
   for (int i = 0; i < 4 && !rc; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(sp, keys[i]);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15) rc = -1;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9e15) || v->valuedouble != floor(v->valuedouble))
+      rc = -1; /* in range and whole before the cast (NaN fails the range test) */
     else spare[i] = (int64_t)v->valuedouble;
   }
   cJSON_Delete(doc);

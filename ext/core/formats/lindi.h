@@ -30,7 +30,8 @@ typedef struct lindi_index {
 
 vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64_t *o, int64_t *d, int64_t *s,
                           vd_err *err);
-/* Parses the index and checks it against the entry the way lindi's opener does. */
+/* Parses the index and checks it against the entry the way lindi's opener does, and
+ * that no name is listed twice. On failure ix is left empty (freed). */
 vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi_index *ix, vd_err *err);
 void lindi_index_free(lindi_index *ix);
 int lindi_index_add(lindi_index *ix, const char *name, int64_t o, int64_t d, int64_t s);

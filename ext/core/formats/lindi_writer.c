@@ -442,19 +442,11 @@ static int exists_nofollow(const char *path) {
 /* Opens the archive file; a missing one is noted and created at the first BEGIN, so
  * connecting (which opening a database does) never creates or changes a file. */
 static vd_code open_file(lindi_writer *w, vd_err *err) {
-  w->fd = open(w->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-  if (w->fd < 0 && errno == ENOENT) {
-    w->absent = 1;
-    return VD_OK;
-  }
-  if (w->fd < 0) return sys_fail(err, w->path, "cannot open for writing");
   struct stat st;
-  if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
-  if (!S_ISREG(st.st_mode)) return vd_fail(err, VD_INVALID, "%s: not a regular file", w->path);
-  int fl = fcntl(w->fd, F_GETFL);
-  if (fl < 0 || fcntl(w->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) return sys_fail(err, w->path, "cannot open for writing");
-  w->absent = 0;
-  return VD_OK;
+  vd_code rc = vd_file_open_regular(w->path, O_RDWR, &w->fd, &st, err);
+  w->absent = rc == VD_NOTFOUND && access(w->path, F_OK) != 0 && errno == ENOENT;
+  if (rc) w->fd = -1;
+  return w->absent ? VD_OK : rc;
 }
 
 vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../util/json.h"
+#include "../util/strmap.h"
 #include "openvds.h"
 
 static int safe_layer_name(const char *s) {
@@ -104,19 +105,20 @@ vd_code vds_parse_status(const char *json, size_t len, const char *where, const 
   }
   const cJSON *o;
   vd_code rc = VD_OK;
+  vd_strmap seen = {0}; /* names so far: a duplicate check in O(1) per layer */
   cJSON_ArrayForEach(o, doc) {
     if ((rc = parse_one(o, i, where, lay, &ls[i], err))) {
       i++;
       break;
     }
-    for (int k = 0; k < i; k++)
-      if (strcmp(ls[k].name, ls[i].name) == 0) {
-        rc = vd_fail(err, VD_INVALID, "%s: layer %s is listed twice", where, ls[i].name);
-        break;
-      }
+    if (vd_strmap_get(&seen, ls[i].name) >= 0)
+      rc = vd_fail(err, VD_INVALID, "%s: layer %s is listed twice", where, ls[i].name);
+    else if (vd_strmap_put(&seen, ls[i].name, i))
+      rc = vd_nomem(err);
     i++;
     if (rc) break;
   }
+  vd_strmap_free(&seen);
   cJSON_Delete(doc);
   if (rc) {
     vds_layers_free(ls, i);

@@ -3,10 +3,30 @@
  * vdsql's commit protocol need; parsing follows POSIX ustar and GNU's base-256 sizes. */
 #include "tar.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-int64_t tar_padded(int64_t size) { return (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK; }
+int64_t tar_padded(int64_t size) { return size / TAR_BLOCK * TAR_BLOCK + (size % TAR_BLOCK ? TAR_BLOCK : 0); }
+
+vd_code tar_corrupt(vd_err *err, const char *where, int64_t at, const char *fmt, ...) {
+  char what[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return vd_fail(err, VD_INVALID, "%s: corrupt tar header at byte %lld: %s", where, (long long)at, what);
+}
+
+vd_code tar_next(const char *where, int64_t at, const tar_header *h, int64_t *next, vd_err *err) {
+  if (h->size < 0 || h->size > TAR_MAX_SIZE)
+    return tar_corrupt(err, where, at, "member size %lld is out of range", (long long)h->size);
+  int64_t padded = tar_padded(h->size);
+  if (at < 0 || at > INT64_MAX - 2 * TAR_BLOCK || padded > INT64_MAX - 2 * TAR_BLOCK - at) /* room for the next header */
+    return tar_corrupt(err, where, at, "member size %lld runs past the largest possible offset", (long long)h->size);
+  *next = at + TAR_BLOCK + padded;
+  return VD_OK;
+}
 
 static unsigned checksum(const unsigned char b[TAR_BLOCK]) {
   unsigned sum = 8 * ' '; /* the checksum field counts as spaces */

@@ -29,6 +29,18 @@ vd_code tar_format(unsigned char b[TAR_BLOCK], const char *name, int64_t size, v
 vd_code tar_check_name(const char *name, size_t len, vd_err *err);
 /* Renames a header in place (trash): new name, prefix cleared, checksum recomputed. */
 vd_code tar_rename(unsigned char b[TAR_BLOCK], const char *name, vd_err *err);
-int64_t tar_padded(int64_t size); /* size rounded up to whole blocks */
+int64_t tar_padded(int64_t size); /* size rounded up to whole blocks (size 0 .. TAR_MAX_SIZE) */
+
+/* The largest member size a header may state: its data, padded to whole blocks, must
+ * still end at an int64 offset (base-256 sizes reach 2^63 - 1). */
+#define TAR_MAX_SIZE (INT64_MAX - 2 * TAR_BLOCK)
+/* Every error about a header read from an archive, as one message:
+ * "<where>: corrupt tar header at byte <at>: <what>". Returns VD_INVALID. */
+vd_code tar_corrupt(vd_err *err, const char *where, int64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Where the header after the one parsed into h at byte `at` starts: at + 512 + the padded
+ * size, refused (tar_corrupt) when the size is negative or that header would not end
+ * at an int64 offset. */
+vd_code tar_next(const char *where, int64_t at, const tar_header *h, int64_t *next, vd_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* lindi_read(url, name [, offset [, size]]): bytes of one member of a LINDI archive,
  * located through the (cached) index and fetched with one range request. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,10 +33,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *a, int n, vd_value *out, vd_err
     rc = vd_fail(err, VD_NOTFOUND, "%s: no member \"%s\" in the index", where, name);
     goto done;
   }
-  if (size < 0) size = f->s - off;
+  if (size < 0 && off >= 0 && off <= f->s) size = f->s - off; /* off in range first: f->s - off cannot wrap */
   if (off < 0 || size < 0 || off > f->s || size > f->s - off) {
+    int64_t end; /* for the message only, saturated where off + size would wrap */
+    if (n <= 3) end = f->s; /* no size given: to the end of the member */
+    else if (__builtin_add_overflow(off, size, &end)) end = off < 0 ? INT64_MIN : INT64_MAX;
     rc = vd_fail(err, VD_INVALID, "%s: bytes %lld..%lld are outside member \"%s\" (%lld bytes)", where, (long long)off,
-                 (long long)(off + size), name, (long long)f->s);
+                 (long long)end, name, (long long)f->s);
     goto done;
   }
   if (size > 0 && (rc = vd_get(ctx, url, f->d + off, size, &b, NULL, err))) goto done;

@@ -4,6 +4,7 @@
  * As a named table, CREATE VIRTUAL TABLE r USING lindi_refs('x.lindi.tar'), it takes
  * INSERT / INSERT OR REPLACE / DELETE of refs, committed with the archive's members. */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "../store/store.h"
 #include "../util/base64.h"
 #include "../util/json.h"
+#include "../util/strmap.h"
 #include "../vd_catalog.h"
 
 static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0},     {"value", VD_NULL, 0},
@@ -21,37 +23,101 @@ static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0}, 
                                   {"archive", VD_TEXT, VD_COL_ARG}};
 
 typedef struct {
+  vd_ctx *ctx;
   lindi_index ix;
   cJSON *doc;
   const cJSON *refs, *templates, *cur;
   char where[600];
-  char *url;        /* expanded ref url of the current row */
+  char *url;        /* expanded url of the current ref row, made when a column needs it */
   int row;
   int borrowed;     /* doc belongs to a writer */
   struct lindi_writer *w; /* that writer, whose scan this is */
+  int tmap_built;   /* tmap/tlist hold the templates (built on the first expansion) */
+  vd_strmap tmap;   /* template name -> position in tlist */
+  const cJSON **tlist;
 } cur_t;
 
-/* {{name}} -> templates[name], plain string replacement as lindi does. */
-static char *expand(const cJSON *templates, const char *s) {
-  vd_buf b = {0};
-  while (*s) {
-    const char *open = strstr(s, "{{"), *close = open ? strstr(open + 2, "}}") : NULL;
-    if (!open || !close) {
-      vd_buf_append(&b, s, strlen(s));
+/* Largest offset or size a ref may hold: JSON numbers are doubles (lindi's are Python
+ * ints, but every reader in between parses doubles), exact up to 2^53. */
+#define REF_MAX 9007199254740992.0
+
+/* The templates, indexed by name once per cursor (the first of a repeated name wins, as
+ * cJSON's lookup would): a url with many placeholders costs one hash lookup each. */
+static vd_code build_tmap(cur_t *c, vd_err *err) {
+  c->tmap_built = 1;
+  int n = cJSON_IsObject(c->templates) ? cJSON_GetArraySize(c->templates) : 0, i = 0;
+  if (!n) return VD_OK;
+  if (!(c->tlist = calloc((size_t)n, sizeof *c->tlist))) return vd_nomem(err);
+  for (const cJSON *t = c->templates->child; t; t = t->next, i++) {
+    c->tlist[i] = t;
+    if (t->string && vd_strmap_get(&c->tmap, t->string) < 0 && vd_strmap_put(&c->tmap, t->string, i))
+      return vd_nomem(err);
+  }
+  return VD_OK;
+}
+
+/* The string template `name` (n bytes) stands for, or NULL (unknown or not a string). */
+static const char *tmpl(cur_t *c, const char *name, size_t n, vd_buf *scratch) {
+  scratch->len = 0;
+  if (vd_buf_append(scratch, name, n) || vd_buf_append(scratch, "", 1)) return NULL;
+  int i = vd_strmap_get(&c->tmap, (const char *)scratch->data);
+  return i >= 0 && cJSON_IsString(c->tlist[i]) ? c->tlist[i]->valuestring : NULL;
+}
+
+/* {{name}} -> templates[name], plain string replacement as lindi does; an unknown
+ * template is left as written. Two passes: the length first, so that a url whose
+ * templates would make more than max_alloc bytes is refused before anything is
+ * allocated (a 100 KB template named 20,000 times in one url would make 2 GB). */
+static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_err *err) {
+  *out = NULL;
+  if (!c->tmap_built && build_tmap(c, err)) return err->code;
+  vd_buf name = {0}, b = {0};
+  int64_t max = c->ctx ? c->ctx->cfg.max_alloc : (int64_t)256 << 20, len = 0;
+  vd_code rc = VD_OK;
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    if (pass == 1 && vd_buf_reserve(&b, (size_t)len + 1)) {
+      rc = vd_nomem(err);
       break;
     }
-    vd_buf_append(&b, s, (size_t)(open - s));
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(close - open - 2), open + 2);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(templates, name);
-    if (cJSON_IsString(t))
-      vd_buf_append(&b, t->valuestring, strlen(t->valuestring));
-    else
-      vd_buf_append(&b, open, (size_t)(close + 2 - open)); /* unknown template: left as written */
-    s = close + 2;
+    for (const char *p = s; *p;) {
+      const char *open = strstr(p, "{{"), *close = open ? strstr(open + 2, "}}") : NULL, *t = NULL;
+      const char *piece = p;
+      size_t n;
+      if (!open || !close) {
+        n = strlen(p);
+        p += n;
+      } else if (open > p) {
+        n = (size_t)(open - p);
+        p = open;
+      } else {
+        t = tmpl(c, open + 2, (size_t)(close - open - 2), &name);
+        piece = t ? t : open;
+        n = t ? strlen(t) : (size_t)(close + 2 - open);
+        p = close + 2;
+      }
+      if (pass == 0) {
+        if ((int64_t)n > max - 1 - len) {
+          rc = vd_fail(err, VD_INVALID,
+                       "%s: lindi.json ref \"%s\": its url expands to more than %lld bytes with its templates "
+                       "(the max_alloc setting)",
+                       c->where, key, (long long)max);
+          break;
+        }
+        len += (int64_t)n;
+      } else {
+        vd_buf_append(&b, piece, n);
+      }
+    }
   }
-  vd_buf_append(&b, "", 1);
-  return (char *)b.data;
+  vd_buf_free(&name);
+  if (!rc) vd_buf_append(&b, "", 1);
+  if (!rc && !b.data) rc = vd_nomem(err);
+  if (rc) {
+    vd_buf_free(&b);
+    return rc;
+  }
+  *out = (char *)b.data;
+  return VD_OK;
 }
 
 static int is_ref(const cJSON *j) {
@@ -59,16 +125,47 @@ static int is_ref(const cJSON *j) {
          cJSON_IsNumber(cJSON_GetArrayItem(j, 1)) && cJSON_IsNumber(cJSON_GetArrayItem(j, 2));
 }
 
-static void settle(cur_t *c) {
+/* The expanded url of the current row (a ref), made on first use. */
+static vd_code ref_url(cur_t *c, const char **out, vd_err *err) {
+  if (!c->url && expand(c, c->cur->string, cJSON_GetArrayItem(c->cur, 0)->valuestring, &c->url, err))
+    return err->code;
+  *out = c->url;
+  return VD_OK;
+}
+
+/* Offset (i 1) or size (i 2) of the current row (a ref): an integer from 0 to 2^53,
+ * anything else (1.5, -1, 1e300) an error naming the ref, never a wild cast. */
+static vd_code ref_num(cur_t *c, int i, int64_t *out, vd_err *err) {
+  double d = cJSON_GetArrayItem(c->cur, i)->valuedouble;
+  if (!(d >= 0 && d <= REF_MAX) || d != floor(d)) {
+    char num[48]; /* whole numbers as written (up to 1e20), others as %g */
+    snprintf(num, sizeof num, fabs(d) < 1e20 && d == floor(d) ? "%.0f" : "%g", d);
+    return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\": %s %s is not an integer from 0 to 2^53", c->where,
+                   c->cur->string, i == 1 ? "offset" : "size", num);
+  }
+  *out = (int64_t)d;
+  return VD_OK;
+}
+
+static void settle(cur_t *c) { /* a new row: nothing of it is computed until a column asks */
   free(c->url);
   c->url = NULL;
-  if (c->cur && is_ref(c->cur)) c->url = expand(c->templates, cJSON_GetArrayItem(c->cur, 0)->valuestring);
+}
+
+static vd_code start(cur_t *c, vd_err *err) {
+  c->refs = cJSON_GetObjectItemCaseSensitive(c->doc, "refs");
+  if (!cJSON_IsObject(c->refs)) return vd_fail(err, VD_INVALID, "%s: lindi.json has no \"refs\" object", c->where);
+  c->templates = cJSON_GetObjectItemCaseSensitive(c->doc, "templates");
+  c->cur = c->refs->child;
+  settle(c);
+  return VD_OK;
 }
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   cur_t *c = calloc(1, sizeof *c);
   if (!c) return vd_nomem(err);
   *out = c;
+  c->ctx = ctx;
   if (a[0].type == VD_NULL) return VD_OK;
   char *url = vd_value_strdup(&a[0]);
   if (!url) return vd_fail(err, VD_INVALID, "lindi_refs: the archive url must be text");
@@ -77,6 +174,9 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   vd_code rc = lindi_open(ctx, url, &c->ix, err);
   const lindi_file *lj = rc ? NULL : lindi_find(&c->ix, LINDI_JSON_NAME);
   if (!rc && !lj) rc = vd_fail(err, VD_NOTFOUND, "%s: no lindi.json in the index", c->where);
+  if (!rc && lj->s > ctx->cfg.max_alloc)
+    rc = vd_fail(err, VD_INVALID, "%s: lindi.json is %lld bytes, more than %lld (the max_alloc setting)", c->where,
+                 (long long)lj->s, (long long)ctx->cfg.max_alloc);
   if (!rc && lj->s > 0) rc = vd_get(ctx, url, lj->d, lj->s, &b, NULL, err);
   free(url);
   if (rc) {
@@ -87,13 +187,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   snprintf(where, sizeof where, "%s: lindi.json", c->where);
   rc = vd_json_parse((const char *)b.data, b.len, where, &c->doc, err);
   vd_buf_free(&b);
-  if (rc) return rc;
-  c->refs = cJSON_GetObjectItemCaseSensitive(c->doc, "refs");
-  if (!cJSON_IsObject(c->refs)) return vd_fail(err, VD_INVALID, "%s has no \"refs\" object", where);
-  c->templates = cJSON_GetObjectItemCaseSensitive(c->doc, "templates");
-  c->cur = c->refs->child;
-  settle(c);
-  return VD_OK;
+  return rc ? rc : start(c, err);
 }
 
 static vd_code next(void *cur, vd_err *err) {
@@ -111,6 +205,8 @@ static void close_(void *cur) {
   if (!c->borrowed) cJSON_Delete(c->doc);
   if (c->w) lindi_writer_scan_end(c->w);
   lindi_index_free(&c->ix);
+  vd_strmap_free(&c->tmap);
+  free(c->tlist);
   free(c->url);
   free(c);
 }
@@ -119,8 +215,11 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   cur_t *c = cur;
   const cJSON *j = c->cur;
   int ref = is_ref(j), b64 = cJSON_IsString(j) && strncmp(j->valuestring, "base64:", 7) == 0;
-  const lindi_file *m = ref && strncmp(c->url, "./", 2) == 0 ? lindi_find(&c->ix, c->url + 2) : NULL;
-  int64_t off = ref ? (int64_t)cJSON_GetArrayItem(j, 1)->valuedouble : 0;
+  const char *url = NULL;
+  int64_t n = 0;
+  if (ref && (col == 3 || col == 6 || col == 7) && ref_url(c, &url, err)) return err->code;
+  if (ref && (col == 4 || col == 7) && ref_num(c, 1, &n, err)) return err->code;
+  if (ref && col == 5 && ref_num(c, 2, &n, err)) return err->code;
   switch (col) {
     case 0: *v = vd_text(j->string); break;
     case 1: *v = vd_text(ref ? "ref" : b64 ? "base64" : cJSON_IsString(j) ? "text" : "json"); break;
@@ -129,10 +228,10 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
         *v = vd_null();
       } else if (b64) {
         unsigned char *bytes;
-        size_t n;
-        if (vd_base64_decode(j->valuestring + 7, strlen(j->valuestring + 7), &bytes, &n))
+        size_t len;
+        if (vd_base64_decode(j->valuestring + 7, strlen(j->valuestring + 7), &bytes, &len))
           return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\" is not valid base64", c->where, j->string);
-        *v = vd_owned_blob(bytes, n);
+        *v = vd_owned_blob(bytes, len);
       } else if (cJSON_IsString(j)) {
         *v = vd_text(j->valuestring);
       } else {
@@ -141,11 +240,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
         *v = vd_owned_text(s);
       }
       break;
-    case 3: *v = ref ? vd_text(c->url) : vd_null(); break;
-    case 4: *v = ref ? vd_int(off) : vd_null(); break;
-    case 5: *v = ref ? vd_int((int64_t)cJSON_GetArrayItem(j, 2)->valuedouble) : vd_null(); break;
-    case 6: *v = ref && strncmp(c->url, "./", 2) == 0 ? vd_text(c->url + 2) : vd_null(); break;
-    default: *v = m ? vd_int(m->d + off) : vd_null(); break;
+    case 3: *v = ref ? vd_text(url) : vd_null(); break;
+    case 4:
+    case 5: *v = ref ? vd_int(n) : vd_null(); break;
+    case 6: *v = ref && strncmp(url, "./", 2) == 0 ? vd_text(url + 2) : vd_null(); break;
+    default: {
+      const lindi_file *m = ref && strncmp(url, "./", 2) == 0 ? lindi_find(&c->ix, url + 2) : NULL;
+      *v = m ? vd_int(m->d + n) : vd_null();
+      break;
+    }
   }
   return VD_OK;
 }
@@ -157,11 +260,12 @@ static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void *
   return lindi_writer_open(ctx, args[0], (lindi_writer **)tab, err);
 }
 
-static vd_code t_open(void *tab, void **out, vd_err *err) {
+static vd_code t_open(vd_ctx *ctx, void *tab, void **out, vd_err *err) {
   lindi_writer *w = tab;
   cur_t *c = calloc(1, sizeof *c);
   if (!c) return vd_nomem(err);
   *out = c;
+  c->ctx = ctx;
   c->borrowed = 1;
   snprintf(c->where, sizeof c->where, "%s", lindi_writer_path(w));
   vd_code rc = lindi_writer_scan_start(w, err);
@@ -174,11 +278,7 @@ static vd_code t_open(void *tab, void **out, vd_err *err) {
     if (f && lindi_index_add(&c->ix, f->name, f->o, f->d, f->s)) return vd_nomem(err);
   }
   lindi_index_sort(&c->ix);
-  c->refs = cJSON_GetObjectItemCaseSensitive(c->doc, "refs");
-  c->templates = cJSON_GetObjectItemCaseSensitive(c->doc, "templates");
-  c->cur = c->refs->child;
-  settle(c);
-  return VD_OK;
+  return start(c, err);
 }
 
 /* The value to store for an inline ref, as lindi stores one: bytes all below 0x80 as a
@@ -218,17 +318,20 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   char *key = vd_value_strdup(&row[0]), *kind = vd_value_strdup(&row[1]), *url = vd_value_strdup(&row[3]),
        *member = vd_value_strdup(&row[6]);
   int64_t off = 0, size = 0;
+  /* kept in lindi.json as JSON numbers, which readers parse as doubles: exact to 2^53 */
   int has_range = row[4].type != VD_NULL && row[5].type != VD_NULL && !vd_value_as_int(&row[4], &off) &&
-                  !vd_value_as_int(&row[5], &size) && off >= 0 && size >= 0;
+                  !vd_value_as_int(&row[5], &size) && off >= 0 && size >= 0 && off <= (int64_t)REF_MAX &&
+                  size <= (int64_t)REF_MAX;
   if (url || member) {
     const lindi_file *f = member ? lindi_writer_find(w, member) : NULL;
     if (!has_range)
-      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs a non-negative offset and size", url ? url : member);
+      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs an offset and a size that are integers from 0 to 2^53",
+                   url ? url : member);
     else if (member && !f)
       rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: member %s is not in the archive", member);
-    else if (member && off + size > f->s)
+    else if (member && (size > f->s || off > f->s - size)) /* no off + size: it could wrap */
       rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: bytes %lld..%lld are outside member %s (%lld bytes)", (long long)off,
-                   (long long)(off + size), member, (long long)f->s);
+                   (long long)(off + size), member, (long long)f->s); /* both at most 2^53: no wrap */
     else if ((val = cJSON_CreateArray())) {
       char *target = malloc(strlen(url ? url : member) + 3);
       if (target) sprintf(target, "%s%s", url ? "" : "./", url ? url : member);

@@ -30,7 +30,7 @@ static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void *
   return lindi_writer_open(ctx, args[0], (lindi_writer **)tab, err);
 }
 
-static vd_code t_open(void *tab, void **out, vd_err *err) {
+static vd_code t_open(vd_ctx *ctx, void *tab, void **out, vd_err *err) {
   if (lindi_writer_scan_start(tab, err)) return err->code;
   cur_t *c = calloc(1, sizeof *c);
   if (!c) {

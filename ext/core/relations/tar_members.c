@@ -25,6 +25,7 @@ typedef struct {
   int64_t wstart;
   int at_end;           /* read past the end of the object */
   int64_t off;          /* current header */
+  int64_t next;         /* the header after it (checked by tar_next) */
   tar_header h;
   char longname[4096];  /* GNU 'L' / pax path for the next member */
   int done, last;       /* eof; current row is the last (bad checksum) */
@@ -35,7 +36,7 @@ typedef struct {
 /* 512 bytes at off, or NULL at the end of the object. */
 static const unsigned char *block(cur_t *c, int64_t off, vd_err *err, vd_code *rc) {
   *rc = VD_OK;
-  if (off >= c->wstart && off + TAR_BLOCK <= c->wstart + (int64_t)c->win.len) return c->win.data + (off - c->wstart);
+  if (off >= c->wstart && off - c->wstart <= (int64_t)c->win.len - TAR_BLOCK) return c->win.data + (off - c->wstart);
   c->win.len = 0;
   c->wstart = off;
   vd_buf b = {0};
@@ -43,6 +44,7 @@ static const unsigned char *block(cur_t *c, int64_t off, vd_err *err, vd_code *r
   /* after a member larger than the window the next one is likely large too: read just
    * its header rather than a window that would be mostly data */
   int64_t want = c->h.size > WINDOW ? 4096 : WINDOW;
+  if (want > INT64_MAX - off) want = INT64_MAX - off; /* off + want stays an offset */
   vd_code r = vd_get(c->ctx, c->url, off, want, &b, NULL, &e2);
   if (r == VD_INVALID) return NULL; /* range past the end: end of the object */
   if (r) {
@@ -96,9 +98,9 @@ static vd_code load(cur_t *c, vd_err *err) {
     c->done = 1;
     return VD_OK;
   }
-  if (r < 0)
-    return vd_fail(err, VD_INVALID, "%s: byte %lld holds no valid tar header", c->where, (long long)c->off);
+  if (r < 0) return tar_corrupt(err, c->where, c->off, "the size field is no octal or non-negative base-256 number");
   if (!c->h.checksum_ok) c->last = 1; /* its size cannot be trusted: report it and stop */
+  else if ((rc = tar_next(c->where, c->off, &c->h, &c->next, err))) return rc;
   char pending[4096];
   memcpy(pending, c->longname, sizeof pending);
   c->longname[0] = 0;
@@ -143,7 +145,7 @@ static vd_code next(void *cur, vd_err *err) {
     c->done = 1;
     return VD_OK;
   }
-  c->off += TAR_BLOCK + tar_padded(c->h.size);
+  c->off = c->next;
   return load(c, err);
 }
 

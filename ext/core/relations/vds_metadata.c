@@ -1,6 +1,7 @@
 /* vds_metadata(url): the key/value metadata of VolumeDataLayout. Numbers come out as
  * numbers, vectors as JSON text, BLOBs decoded from base64. */
 #include <cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +38,11 @@ static vd_code value(vds_cur *c, const vds_metadata_item *m, vd_value *v, vd_err
   } else if (cJSON_IsString(j)) {
     *v = vd_text(j->valuestring);
   } else if (cJSON_IsNumber(j)) {
-    *v = strcmp(m->type, "Int") == 0 ? vd_int((int64_t)j->valuedouble) : vd_real(j->valuedouble);
+    /* an Int that is no whole number in int64 range (2.5, 1e300) comes out as written,
+     * as a real: casting it would be undefined */
+    double d = j->valuedouble;
+    int whole = d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == floor(d);
+    *v = strcmp(m->type, "Int") == 0 && whole ? vd_int((int64_t)d) : vd_real(d);
   } else if (cJSON_IsBool(j)) {
     *v = vd_int(cJSON_IsTrue(j));
   } else {

@@ -82,6 +82,13 @@ void vd_store_shutdown(vd_ctx *ctx);
 /* Backends (store_file.c, store_http.c). */
 vd_code vd_file_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
 vd_code vd_file_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+/* For code that opens a local path itself (HDF5, the LINDI writer): VD_OK for a regular
+ * file, else the store's own error ("<path>: not a regular file", "no such file", ...),
+ * without ever waiting in open() (a FIFO would block it until a writer appears). */
+vd_code vd_file_check_regular(const char *path, vd_err *err);
+/* The same, keeping the descriptor open with flags (O_RDONLY, O_RDWR); *st filled. */
+struct stat;
+vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *st, vd_err *err);
 vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
 vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 void vd_http_free(vd_http *h);

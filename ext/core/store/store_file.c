@@ -36,19 +36,32 @@ static void fill_info(int fd, const struct stat *st, vd_objinfo *info) {
   read_xattrs(fd, info);
 }
 
-static vd_code open_regular(const char *path, int *fd, struct stat *st, vd_err *err) {
-  *fd = open(path, O_RDONLY | O_CLOEXEC);
+/* Opens path for reading, refusing anything but a regular file. O_NONBLOCK keeps open()
+ * itself from waiting (a FIFO blocks until a writer appears, a device may too); it is
+ * cleared once fstat has shown a regular file, where it has no effect anyway. */
+vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *st, vd_err *err) {
+  *fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (*fd < 0) return file_error(err, path, errno, "cannot open");
   if (fstat(*fd, st) != 0) {
     int e = errno;
     close(*fd);
     return file_error(err, path, e, "cannot stat");
   }
-  if (!S_ISREG(st->st_mode)) {
+  if (!S_ISREG(st->st_mode)) { /* VD_IO: unreadable, unlike a range past the end (VD_INVALID) */
     close(*fd);
-    return vd_fail(err, VD_INVALID, "%s: not a regular file", path);
+    return vd_fail(err, VD_IO, "%s: not a regular file", path);
   }
+  int fl = fcntl(*fd, F_GETFL);
+  if (fl >= 0) fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK);
   return VD_OK;
+}
+
+vd_code vd_file_check_regular(const char *path, vd_err *err) {
+  int fd;
+  struct stat st;
+  vd_code rc = vd_file_open_regular(path, O_RDONLY, &fd, &st, err);
+  if (!rc) close(fd);
+  return rc;
 }
 
 static vd_code get_one(vd_ctx *ctx, vd_getreq *r) {
@@ -58,7 +71,7 @@ static vd_code get_one(vd_ctx *ctx, vd_getreq *r) {
   struct stat st;
   vd_stats *s = &ctx->stats[VD_BE_FILE];
   s->requests++;
-  vd_code rc = open_regular(path, &fd, &st, &r->err);
+  vd_code rc = vd_file_open_regular(path, O_RDONLY, &fd, &st, &r->err);
   if (rc) {
     free(path);
     return rc;
@@ -110,7 +123,7 @@ vd_code vd_file_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   ctx->stats[VD_BE_FILE].requests++;
   int fd;
   struct stat st;
-  vd_code rc = open_regular(path, &fd, &st, err);
+  vd_code rc = vd_file_open_regular(path, O_RDONLY, &fd, &st, err);
   if (!rc) {
     fill_info(fd, &st, info);
     close(fd);
