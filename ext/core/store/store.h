@@ -73,6 +73,10 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
+/* Schemes the store does not know (and file URLs naming a host) are refused, before any
+ * backend sees them (a path is only a path when it has no scheme); the error names the
+ * URL redacted. */
+vd_code vd_url_check(const char *url, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
 
