@@ -217,8 +217,10 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
                   !vd_value_as_int(&row[5], &size) && off >= 0 && size >= 0;
   if (url || member) {
     const lindi_file *f = member ? lindi_writer_find(w, member) : NULL;
+    char shown[600];
+    vd_url_redact(url ? url : member, shown, sizeof shown);
     if (!has_range)
-      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs a non-negative offset and size", url ? url : member);
+      rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs a non-negative offset and size", shown);
     else if (member && !f)
       rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: member %s is not in the archive", member);
     else if (member && off + size > f->s)
