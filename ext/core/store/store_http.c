@@ -586,6 +586,43 @@ static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
   return VD_OK;
 }
 
+/* The URL of the next hop. Credentials of the original URL go along to its own scheme,
+ * host and port only, as curl itself does when it follows: a relative Location keeps
+ * them already (curl resolves it against the URL with its userinfo); an absolute one to
+ * the same origin gets them back; any other host never sees them. malloc'd. */
+static char *next_hop(const char *orig, const char *loc) {
+  CURLU *a = curl_url(), *b = curl_url();
+  char *user = NULL, *pass = NULL, *out = NULL, *as = NULL, *ah = NULL, *ap = NULL, *bs = NULL, *bh = NULL,
+       *bp = NULL, *bu = NULL;
+  if (a && b && curl_url_set(a, CURLUPART_URL, orig, 0) == CURLUE_OK &&
+      curl_url_set(b, CURLUPART_URL, loc, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_USER, &user, 0) == CURLUE_OK &&
+      curl_url_get(b, CURLUPART_USER, &bu, 0) == CURLUE_NO_USER &&
+      curl_url_get(a, CURLUPART_SCHEME, &as, 0) == CURLUE_OK && curl_url_get(b, CURLUPART_SCHEME, &bs, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_HOST, &ah, 0) == CURLUE_OK && curl_url_get(b, CURLUPART_HOST, &bh, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_PORT, &ap, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+      curl_url_get(b, CURLUPART_PORT, &bp, CURLU_DEFAULT_PORT) == CURLUE_OK && strcasecmp(as, bs) == 0 &&
+      strcasecmp(ah, bh) == 0 && strcmp(ap, bp) == 0) {
+    curl_url_set(b, CURLUPART_USER, user, 0);
+    if (curl_url_get(a, CURLUPART_PASSWORD, &pass, 0) == CURLUE_OK) curl_url_set(b, CURLUPART_PASSWORD, pass, 0);
+    char *u = NULL;
+    if (curl_url_get(b, CURLUPART_URL, &u, 0) == CURLUE_OK) out = strdup(u);
+    curl_free(u);
+  }
+  curl_free(user);
+  curl_free(pass);
+  curl_free(bu);
+  curl_free(as);
+  curl_free(ah);
+  curl_free(ap);
+  curl_free(bs);
+  curl_free(bh);
+  curl_free(bp);
+  curl_url_cleanup(a);
+  curl_url_cleanup(b);
+  return out ? out : strdup(loc);
+}
+
 static int is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
 
 /* A finished attempt: 1 = done (ok or failed for good), 0 = go again (a retry after
@@ -646,7 +683,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
       return 1;
     }
     if ((r->rc = vd_url_allowed(ctx, r->url, loc, &r->err))) return 1;
-    char *next = strdup(loc);
+    char *next = next_hop(r->url, loc);
     if (!next) {
       r->rc = vd_nomem(&r->err);
       return 1;
