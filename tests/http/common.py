@@ -4,7 +4,6 @@ import atexit
 import os
 import re
 import select
-import shlex
 import shutil
 import signal
 import subprocess
@@ -100,7 +99,3 @@ def errors(stderr):
 
 def quote(s):
     return "'" + s.replace("'", "''") + "'"
-
-
-def shlex_join(args):
-    return " ".join(shlex.quote(a) for a in args)
