@@ -12,7 +12,9 @@ through vdsql_stats(). Each case runs in a fresh sqlite3 process (a cold cache).
   env: SO, SQLITE3 (see tests/taplib.py), VDSQL_TESTDATA (datasets, else generated)"""
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BadServer, datasets, errors, quote, shell  # noqa: E402
@@ -174,6 +176,17 @@ case("hugecl: lindi_read refuses a whole-object answer whose slice lies past the
      ["%s: HTTP 200 ignores the Range (bytes 23552-26559) and sends the whole object (%d bytes): more than "
       "http_max_excess (4096) bytes beyond the 3008 asked for (see vdsql_config('http_max_excess'))" % (L("hugecl"), HUGE)],
      requests=2, max_bytes=128 * KB + 2 * SLACK)
+
+# --- the same bound on local files: a whole document over max_alloc is refused unread
+big = os.path.join(tempfile.mkdtemp(prefix="vdsql-big."), "ds")
+os.makedirs(big)
+with open(os.path.join(big, "VolumeDataLayout"), "wb") as f:
+    f.truncate(2 * MB)  # sparse: no disk used
+shutil.copy(os.path.join(ds, "survey/LayerStatus"), big)
+case("a local VolumeDataLayout over max_alloc is refused (the file backend)", LIM, layers(big), LR,
+     ["%s/VolumeDataLayout: the object is %d bytes, more than max_alloc (1048576 bytes; see vdsql_config('max_alloc'))"
+      % (big, 2 * MB)], requests=0)
+shutil.rmtree(os.path.dirname(big))
 
 # --- redirects
 case("redir-same: a relative redirect on the same origin is followed (each hop is a request)", NORETRY,

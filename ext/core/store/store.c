@@ -199,6 +199,14 @@ vd_code vd_url_check(const char *url, vd_err *err) {
   return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
 }
 
+vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap) {
+  if (size < 0)
+    return vd_fail(err, VD_IO, "%s: the object is larger than max_alloc (%lld bytes; see vdsql_config('max_alloc')); "
+                   "transfer aborted", where, (long long)cap);
+  return vd_fail(err, VD_IO, "%s: the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
+                 where, (long long)size, (long long)cap);
+}
+
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
   vd_getreq **by[VD_BE_COUNT];
   int cnt[VD_BE_COUNT] = {0};

@@ -145,6 +145,13 @@ static void fault(xfer *x, vd_code rc, int retry, const char *fmt, ...) {
   x->fretry = retry;
 }
 
+static void too_big(xfer *x, int64_t size) {
+  char w[1100];
+  where(x, w, sizeof w);
+  x->frc = vd_fail_max_alloc(&x->ferr, w, size, x->ctx->cfg.max_alloc);
+  x->fretry = 0;
+}
+
 /* A whole non-negative decimal number and nothing else, below 2^62; -1 otherwise. */
 static int64_t decimal(const char *p, const char *end) {
   if (p >= end) return -1;
@@ -202,12 +209,13 @@ static int headers_done(xfer *x) {
     x->why = LIM_ALLOC;
     x->hinfo.size = x->clen;
     if (x->clen > cap) {
-      fault(x, VD_IO, 0, "the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
-            (long long)x->clen, (long long)cap);
+      too_big(x, x->clen);
       return -1;
     }
-    if (x->clen > 0 && vd_buf_reserve(&r->body, (size_t)x->clen)) {
-      fault(x, VD_NOMEM, 0, "out of memory for %lld bytes", (long long)x->clen);
+    /* room for the promised body, but no more than a few MiB on the server's word alone */
+    int64_t room = x->clen < ((int64_t)8 << 20) ? x->clen : ((int64_t)8 << 20);
+    if (room > 0 && vd_buf_reserve(&r->body, (size_t)room)) {
+      fault(x, VD_NOMEM, 0, "out of memory for %lld bytes", (long long)room);
       return -1;
     }
     return 0;
@@ -268,8 +276,7 @@ static int headers_done(xfer *x) {
     return -1;
   }
   if (!ranged && promised > cap) {
-    fault(x, VD_IO, 0, "the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
-          (long long)promised, (long long)cap);
+    too_big(x, promised);
     return -1;
   }
   x->skip = 0;
@@ -315,10 +322,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   if (x->limit >= 0 && x->received > x->limit) {
     char got[96], want[96];
     switch (x->why) {
-      case LIM_ALLOC:
-        fault(x, VD_IO, 0, "the object is larger than max_alloc (%lld bytes; see vdsql_config('max_alloc')); transfer aborted",
-              (long long)x->limit);
-        break;
+      case LIM_ALLOC: too_big(x, -1); break;
       case LIM_EXCESS:
         asked(r, want, sizeof want);
         fault(x, VD_IO, 0,
