@@ -579,7 +579,7 @@ static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
   if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  } else if (r->off > 0 || r->len > 0) {
+  } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
     char range[64];
     if (r->len < 0)
       snprintf(range, sizeof range, "%lld-", (long long)r->off);
