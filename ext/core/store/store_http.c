@@ -395,7 +395,9 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
 }
 
 /* curl reports a body longer than its Content-Length only as an informational text
- * (it drops the rest and closes the connection); that text is how we learn of it. */
+ * (it drops the rest and closes the connection); that text is how we learn of it. The
+ * verbose stream this needs also carries the request headers, Authorization included:
+ * nothing of it is ever printed or kept. */
 static int on_debug(CURL *h, curl_infotype t, char *data, size_t n, void *ud) {
   (void)h;
   xfer *x = ud;
