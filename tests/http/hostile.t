@@ -148,6 +148,9 @@ case("longer: lindi_files (the excess arrives after curl's first buffer)", NORET
      ["%s: the server sent more than its Content-Length (27648 bytes)" % L("longer")], requests=1)
 case("longer: vds_layers (the excess arrives with the body)", NORETRY, layers(V("longer")), NR,
      ["%s/VolumeDataLayout: the server sent more than its Content-Length (%d bytes)" % (V("longer"), VDL)], requests=2)
+case("longer: caught on a reused (kept-alive) connection too", NORETRY,
+     files(L("ok")) + "\n" + files(L("longer")), NR + ["6"],
+     ["%s: the server sent more than its Content-Length (27648 bytes)" % L("longer")], requests=2)
 case("longer: a later request on the same connection is not confused by the excess", NORETRY,
      "SELECT count(*) FROM lindi_files(%s);\n%s" % (quote(L("longer")), files(L("ok"))), NR + ["6"],
      ["%s: the server sent more than its Content-Length (27648 bytes)" % L("longer")], requests=2)
