@@ -324,9 +324,11 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
                   size <= (int64_t)REF_MAX;
   if (url || member) {
     const lindi_file *f = member ? lindi_writer_find(w, member) : NULL;
+    char shown[600];
+    vd_url_redact(url ? url : member, shown, sizeof shown);
     if (!has_range)
       rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref to %s needs an offset and a size that are integers from 0 to 2^53",
-                   url ? url : member);
+                   shown);
     else if (member && !f)
       rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: member %s is not in the archive", member);
     else if (member && (size > f->s || off > f->s - size)) /* no off + size: it could wrap */

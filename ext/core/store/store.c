@@ -157,11 +157,17 @@ static int host_listed(const char *list, const char *host, long port) {
       want = strtol(colon + 1, NULL, 10);
       *colon = 0;
     }
-    if (a[0] == '[' && br) { /* [::1] as curl reports it: without brackets */
+    if (a[0] == '[' && br) { /* IPv6: compared without brackets on both sides */
       *br = 0;
       a++;
     }
-    if (strcasecmp(a, host) == 0 && (want < 0 || want == port)) return 1;
+    size_t hl = strlen(host);
+    const char *h = host;
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* curl reports "[::1]" */
+      h++;
+      hl -= 2;
+    }
+    if (strlen(a) == hl && strncasecmp(a, h, hl) == 0 && (want < 0 || want == port)) return 1;
     p += k;
     if (*p) p++;
   }
@@ -183,16 +189,22 @@ vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err
                  wb, wt, th, tp);
 }
 
-/* Schemes the store does not know are refused here, before any backend sees them
- * (a path is only a path when it has no scheme). */
-static vd_code check_scheme(const char *url, vd_err *err) {
+vd_code vd_url_check(const char *url, vd_err *err) {
   if (!*url) return vd_fail(err, VD_INVALID, "empty URL");
-  if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
-    return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", url);
-  if (!has_scheme(url) || vd_url_backend(url) == VD_BE_HTTP || strncasecmp(url, "file://", 7) == 0) return VD_OK;
   char where[600];
   vd_url_redact(url, where, sizeof where);
+  if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
+    return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
+  if (!has_scheme(url) || vd_url_backend(url) == VD_BE_HTTP || strncasecmp(url, "file://", 7) == 0) return VD_OK;
   return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
+}
+
+vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap) {
+  if (size < 0)
+    return vd_fail(err, VD_IO, "%s: the object is larger than max_alloc (%lld bytes; see vdsql_config('max_alloc')); "
+                   "transfer aborted", where, (long long)cap);
+  return vd_fail(err, VD_IO, "%s: the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
+                 where, (long long)size, (long long)cap);
 }
 
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
@@ -210,7 +222,7 @@ vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
     reqs[i].rc = VD_OK;
     vd_err_clear(&reqs[i].err);
     reqs[i].info.size = -1;
-    if ((reqs[i].rc = check_scheme(reqs[i].url, &reqs[i].err))) continue;
+    if ((reqs[i].rc = vd_url_check(reqs[i].url, &reqs[i].err))) continue;
     vd_backend_id b = vd_url_backend(reqs[i].url);
     by[b][cnt[b]++] = &reqs[i];
   }
@@ -247,7 +259,7 @@ vd_code vd_get(vd_ctx *ctx, const char *url, int64_t off, int64_t len, vd_buf *o
 vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
   memset(info, 0, sizeof *info);
   info->size = -1;
-  if (check_scheme(url, err)) return err->code;
+  if (vd_url_check(url, err)) return err->code;
   return vd_url_backend(url) == VD_BE_HTTP ? vd_http_head(ctx, url, info, err)
                                             : vd_file_head(ctx, url, info, err);
 }

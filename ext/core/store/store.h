@@ -73,8 +73,16 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
+/* Schemes the store does not know (and file URLs naming a host) are refused, before any
+ * backend sees them (a path is only a path when it has no scheme); the error names the
+ * URL redacted. */
+vd_code vd_url_check(const char *url, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
+
+/* The one wording of a whole object over max_alloc, for every backend: size < 0 when
+ * it is only known to be larger (a body cut off as it passed the bound). */
+vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap);
 
 void vd_store_config_changed(vd_ctx *ctx);
 void vd_store_shutdown(vd_ctx *ctx);

@@ -83,6 +83,10 @@ static vd_code get_one(vd_ctx *ctx, vd_getreq *r) {
                  path, (long long)r->off, (long long)size);
     goto done;
   }
+  if (r->len < 0 && r->off == 0 && size > ctx->cfg.max_alloc) { /* a whole document: bounded like over http */
+    rc = vd_fail_max_alloc(&r->err, path, size, ctx->cfg.max_alloc);
+    goto done;
+  }
   int64_t want = r->len < 0 ? size - r->off : r->len;
   if (r->off + want > size) want = size - r->off;
   if (vd_buf_reserve(&r->body, (size_t)want + 1)) {

@@ -1,28 +1,81 @@
 /* http(s) backend on libcurl's multi interface: range GETs and HEADs, many in flight
  * on one thread over reused keep-alive connections, retries with exponential backoff
- * on 5xx/429/408 and transport faults, protocols pinned to http and https. */
+ * on 5xx/429/408 and transport faults, protocols pinned to http and https.
+ *
+ * Answers are not trusted. Every response's headers are checked when they end, before
+ * any body byte is kept: a 206 must carry a Content-Range for exactly the range asked
+ * for (shorter only at the end of the object) with a consistent total and length; a
+ * 200 to a range request (a server that ignores Range) may carry at most
+ * http_max_excess bytes beyond the bytes asked for, and only the wanted slice is
+ * kept; a whole-object GET may hold at most max_alloc bytes. The write callback
+ * enforces the same limits on the bytes as they arrive and aborts the transfer the
+ * moment one is passed, so a hostile body is never buffered. Bytes past a Content-Length
+ * (which curl drops quietly) are an error too. Content-Range and Content-Length are
+ * parsed here by hand: curl checks neither against the request.
+ *
+ * Redirects are followed here, not by curl: each Location is checked against the
+ * original URL with vd_url_allowed (same scheme, host and port, or allowed_hosts), at
+ * most MAX_HOPS of them, and every hop is a counted request.
+ *
+ * Messages name URLs only through vd_url_redact; curl's own error text is cleaned of
+ * URLs and dropped when it holds any piece of a URL's userinfo or query. */
 #include <curl/curl.h>
+#include <ctype.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "store.h"
 
+#define MAX_HOPS 5
+#define ERR_BODY_MAX (64 << 10) /* bytes of an error or redirect body read (and dropped) */
+
 struct vd_http {
   CURLM *multi;
+  curl_socket_t *socks; /* sockets curl opened (some may be closed since: checked on use) */
+  int nsocks, capsocks;
 };
 
+/* Why the write callback stops at x->limit. */
+typedef enum { LIM_NONE, LIM_ALLOC, LIM_EXCESS, LIM_RANGE } lim_why;
+
 typedef struct xfer {
+  vd_ctx *ctx;
   vd_getreq *req;
   CURL *h;
   int head;            /* HEAD instead of GET */
   int attempt;
+  int hops;            /* redirects followed */
+  char *cur;           /* URL of the current hop (malloc'd), NULL: req->url */
   double not_before;   /* backoff: do not start before this time */
   long status;
-  int64_t range_start; /* from Content-Range, -1 if none */
-  vd_objinfo hinfo;    /* headers of the current response */
+  /* the current response's headers */
+  int hdr_done;        /* its header block ended (and was checked) */
+  int64_t clen;        /* Content-Length, -1 none */
+  int clen_bad;        /* unparsable or conflicting Content-Length */
+  int have_cr, cr_bad; /* Content-Range present / unparsable */
+  int64_t cr_a, cr_b, cr_t; /* bytes a-b/t; t = -1 for '*' */
+  vd_objinfo hinfo;
+  /* the body */
+  int discard;         /* error or redirect body: counted, dropped */
+  int64_t received;    /* body bytes received by this attempt */
+  int64_t skip, keep;  /* bytes dropped before the slice, bytes of the slice (-1 all) */
+  int64_t limit;       /* body bytes accepted, -1 unlimited */
+  lim_why why;
+  int stop_ok;         /* we ended the transfer on purpose: what we have is complete */
+  int excess;          /* curl found bytes beyond Content-Length */
+  int plain;           /* the current hop is plain http */
+  long lport, rport;   /* the connection this transfer uses (local and remote port) */
+  vd_http *hp;
+  vd_code frc;         /* a fault found in a callback (aborts the transfer) */
+  int fretry;          /* ... and it may go away on a retry */
+  vd_err ferr;
   char errbuf[CURL_ERROR_SIZE];
 } xfer;
 
@@ -55,13 +108,304 @@ static vd_http *get_http(vd_ctx *ctx, vd_err *err) {
 void vd_http_free(vd_http *h) {
   if (!h) return;
   curl_multi_cleanup(h->multi);
+  free(h->socks);
   free(h);
+}
+
+/* The request named in messages: "original" or "original (redirected to current)",
+ * both redacted. */
+static void where(const xfer *x, char *out, size_t n) {
+  char a[512], b[512];
+  vd_url_redact(x->req->url, a, sizeof a);
+  if (!x->cur) {
+    snprintf(out, n, "%s", a);
+    return;
+  }
+  vd_url_redact(x->cur, b, sizeof b);
+  snprintf(out, n, "%s (redirected to %s)", a, b);
+}
+
+/* The range asked for, as "bytes=a-b" in messages. */
+static void asked(const vd_getreq *r, char *out, size_t n) {
+  if (r->len < 0)
+    snprintf(out, n, "bytes %lld- (to the end)", (long long)r->off);
+  else
+    snprintf(out, n, "bytes %lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
+}
+
+static void cr_text(const xfer *x, char *out, size_t n) {
+  if (x->cr_t < 0)
+    snprintf(out, n, "bytes %lld-%lld/*", (long long)x->cr_a, (long long)x->cr_b);
+  else
+    snprintf(out, n, "bytes %lld-%lld/%lld", (long long)x->cr_a, (long long)x->cr_b, (long long)x->cr_t);
+}
+
+/* Records a fault found in a callback; the callback then returns a value that makes
+ * curl abort the transfer. */
+static void fault(xfer *x, vd_code rc, int retry, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void fault(xfer *x, vd_code rc, int retry, const char *fmt, ...) {
+  char w[1100], msg[800];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  where(x, w, sizeof w);
+  vd_fail(&x->ferr, rc, "%s: %s", w, msg);
+  x->frc = rc;
+  x->fretry = retry;
+}
+
+static void too_big(xfer *x, int64_t size) {
+  char w[1100];
+  where(x, w, sizeof w);
+  x->frc = vd_fail_max_alloc(&x->ferr, w, size, x->ctx->cfg.max_alloc);
+  x->fretry = 0;
+}
+
+/* A whole non-negative decimal number and nothing else, below 2^62; -1 otherwise. */
+static int64_t decimal(const char *p, const char *end) {
+  if (p >= end) return -1;
+  int64_t v = 0;
+  for (; p < end; p++) {
+    if (*p < '0' || *p > '9' || v > ((int64_t)1 << 58)) return -1;
+    v = v * 10 + (*p - '0');
+  }
+  return v;
+}
+
+/* "bytes a-b/t" or "bytes a-b/" followed by a star; 0 when it parses. */
+static int parse_range(const char *v, size_t n, int64_t *a, int64_t *b, int64_t *t) {
+  const char *end = v + n;
+  if (n < 6 || strncasecmp(v, "bytes ", 6) != 0) return -1;
+  const char *p = v + 6;
+  while (p < end && *p == ' ') p++;
+  const char *dash = memchr(p, '-', (size_t)(end - p)), *slash = memchr(p, '/', (size_t)(end - p));
+  if (!dash || !slash || slash < dash) return -1;
+  *a = decimal(p, dash);
+  *b = decimal(dash + 1, slash);
+  *t = (end - slash == 2 && slash[1] == '*') ? -1 : decimal(slash + 1, end);
+  if (*a < 0 || *b < 0 || *b < *a || (*t < 0 && !(end - slash == 2 && slash[1] == '*'))) return -1;
+  return 0;
+}
+
+/* The header block of a final response ended: check it against the request and set
+ * how the body is taken. 0 to go on, -1 to abort (x->frc says why). */
+static int headers_done(xfer *x) {
+  vd_ctx *ctx = x->ctx;
+  vd_getreq *r = x->req;
+  long st = x->status;
+  char want[96], got[96];
+  if (st < 200) return 0; /* 1xx: the real answer follows */
+  x->hdr_done = 1;
+  if (x->clen_bad) {
+    fault(x, VD_IO, 0, "HTTP %ld with an invalid or conflicting Content-Length", st);
+    return -1;
+  }
+  if (x->head) {
+    if (x->clen >= 0) x->hinfo.size = x->clen;
+    return 0;
+  }
+  if (st != 200 && st != 206) { /* errors and redirects: the body is not wanted */
+    x->discard = 1;
+    return 0;
+  }
+  int ranged = r->off > 0 || r->len >= 0;
+  int64_t cap = ctx->cfg.max_alloc, excess = ctx->cfg.http_max_excess;
+  asked(r, want, sizeof want);
+  if (st == 200 && !ranged) { /* a whole object */
+    x->skip = 0;
+    x->keep = -1;
+    x->limit = cap;
+    x->why = LIM_ALLOC;
+    x->hinfo.size = x->clen;
+    if (x->clen > cap) {
+      too_big(x, x->clen);
+      return -1;
+    }
+    /* room for the promised body, but no more than a few MiB on the server's word alone */
+    int64_t room = x->clen < ((int64_t)8 << 20) ? x->clen : ((int64_t)8 << 20);
+    if (room > 0 && vd_buf_reserve(&r->body, (size_t)room)) {
+      fault(x, VD_NOMEM, 0, "out of memory for %lld bytes", (long long)room);
+      return -1;
+    }
+    return 0;
+  }
+  if (st == 200) { /* the server ignored Range: keep the slice, accept a bounded excess */
+    int64_t asked_n = r->len >= 0 ? r->len : cap;
+    x->skip = r->off;
+    x->keep = r->len;
+    x->limit = asked_n + excess;
+    x->why = LIM_EXCESS;
+    x->hinfo.size = x->clen;
+    int64_t end = r->len >= 0 ? r->off + r->len : -1; /* where the slice is complete */
+    if (x->clen >= 0 && end > x->clen) end = x->clen;
+    if (x->clen > x->limit && (end < 0 || end > x->limit)) {
+      fault(x, VD_IO, 0,
+            "HTTP 200 ignores the Range (%s) and sends the whole object (%lld bytes): more than http_max_excess "
+            "(%lld) bytes beyond the %lld asked for (see vdsql_config('http_max_excess'))",
+            want, (long long)x->clen, (long long)excess, (long long)asked_n);
+      return -1;
+    }
+    return 0;
+  }
+  /* 206 */
+  if (!x->have_cr) {
+    fault(x, VD_IO, 0, "HTTP 206 without a Content-Range header (asked for %s)", want);
+    return -1;
+  }
+  if (x->cr_bad) {
+    fault(x, VD_IO, 0, "HTTP 206 with a malformed Content-Range header (asked for %s)", want);
+    return -1;
+  }
+  cr_text(x, got, sizeof got);
+  if (x->cr_t >= 0 && x->cr_b >= x->cr_t) {
+    fault(x, VD_IO, 0, "HTTP 206 with Content-Range %s: the range ends past the object's total", got);
+    return -1;
+  }
+  if (x->cr_a != r->off) {
+    fault(x, VD_IO, 0, "HTTP 206 answers %s, asked for %s (another start)", got, want);
+    return -1;
+  }
+  int64_t e = r->len >= 0 ? r->off + r->len - 1 : (x->cr_t >= 0 ? x->cr_t - 1 : -1);
+  if (x->cr_b > e && e >= 0) {
+    fault(x, VD_IO, 0, "HTTP 206 answers %s, asked for %s (more than asked)", got, want);
+    return -1;
+  }
+  if (x->cr_b < e || e < 0) {
+    int at_end = x->cr_t >= 0 && x->cr_b == x->cr_t - 1;
+    if (!at_end) {
+      fault(x, VD_IO, 0, "short read: HTTP 206 answers %s, asked for %s, and the object does not end there", got,
+            want);
+      return -1;
+    }
+  }
+  int64_t promised = x->cr_b - x->cr_a + 1;
+  if (x->clen >= 0 && x->clen != promised) {
+    fault(x, VD_IO, 0, "HTTP 206 with Content-Length %lld for Content-Range %s (%lld bytes)", (long long)x->clen, got,
+          (long long)promised);
+    return -1;
+  }
+  if (!ranged && promised > cap) {
+    too_big(x, promised);
+    return -1;
+  }
+  x->skip = 0;
+  x->keep = promised;
+  x->limit = promised;
+  x->why = LIM_RANGE;
+  x->hinfo.size = x->cr_t;
+  return 0;
+}
+
+/* curl tells of every socket it opens; kept to find, later, the one a transfer uses. */
+static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose) {
+  vd_http *hp = ud;
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKOPT_OK;
+  for (int i = 0; i < hp->nsocks; i++)
+    if (hp->socks[i] == fd) return CURL_SOCKOPT_OK;
+  if (hp->nsocks == hp->capsocks) {
+    int cap = hp->capsocks ? hp->capsocks * 2 : 16;
+    curl_socket_t *p = realloc(hp->socks, (size_t)cap * sizeof *p);
+    if (!p) return CURL_SOCKOPT_OK; /* only the excess check loses this socket */
+    hp->socks = p;
+    hp->capsocks = cap;
+  }
+  hp->socks[hp->nsocks++] = fd;
+  return CURL_SOCKOPT_OK;
+}
+
+/* The connection (new or reused) this transfer's request goes out on. */
+static int on_prereq(void *ud, char *rip, char *lip, int rport, int lport) {
+  (void)rip;
+  (void)lip;
+  xfer *x = ud;
+  x->rport = rport;
+  x->lport = lport;
+  return CURL_PREREQFUNC_OK;
+}
+
+static long port_of(const struct sockaddr_storage *a) {
+  if (a->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)a)->sin_port);
+  if (a->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+  return -1;
+}
+
+/* Bytes already waiting on the connection when the body promised by Content-Length is
+ * complete are more body than promised (when curl reads them with the body, it says so
+ * in on_debug instead). Asked while this transfer still owns the connection, so they
+ * cannot be another request's answer. Plain http only: over TLS the socket may hold
+ * records (session tickets) that only TLS reads. A server that sends the excess later
+ * is not caught here; its bytes then fail the next request on that connection. */
+static int more_waiting(xfer *x) {
+  if (!x->plain || !x->hp || x->lport <= 0) return 0;
+  for (int i = 0; i < x->hp->nsocks; i++) {
+    curl_socket_t fd = x->hp->socks[i];
+    struct sockaddr_storage la, ra;
+    socklen_t ll = sizeof la, rl = sizeof ra;
+    if (getsockname(fd, (struct sockaddr *)&la, &ll) || getpeername(fd, (struct sockaddr *)&ra, &rl) ||
+        port_of(&la) != x->lport || port_of(&ra) != x->rport)
+      continue;
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+  }
+  return 0;
 }
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   xfer *x = ud;
+  vd_getreq *r = x->req;
   size_t len = sz * n;
-  if (vd_buf_append(&x->req->body, p, len)) return 0; /* out of memory aborts the transfer */
+  int64_t from = x->received; /* body offset of p[0] */
+  x->received += (int64_t)len;
+  if (x->discard) {
+    if (x->received <= ERR_BODY_MAX) return len;
+    x->stop_ok = 1; /* enough of an error page: the status says it all */
+    return 0;
+  }
+  if (!x->hdr_done) { /* cannot happen: curl ends the headers first */
+    fault(x, VD_IO, 0, "body before the end of the headers");
+    return 0;
+  }
+  if (x->clen >= 0 && x->received > x->clen) {
+    fault(x, VD_IO, 0, "the body is longer than its Content-Length (%lld bytes); transfer aborted",
+          (long long)x->clen);
+    return 0;
+  }
+  /* the part of p inside the slice [skip, skip + keep) */
+  int64_t a = from > x->skip ? from : x->skip, b = x->received;
+  if (x->keep >= 0 && b > x->skip + x->keep) b = x->skip + x->keep;
+  if (b > a && vd_buf_append(&r->body, p + (a - from), (size_t)(b - a))) {
+    fault(x, VD_NOMEM, 0, "out of memory after %zu bytes", r->body.len);
+    return 0;
+  }
+  if (x->clen >= 0 && x->received == x->clen && (x->excess || more_waiting(x))) {
+    fault(x, VD_IO, 0, "the server sent more than its Content-Length (%lld bytes)", (long long)x->clen);
+    return 0; /* curl closes a connection whose transfer was aborted: the rest is never read as an answer */
+  }
+  int complete = x->keep >= 0 && (int64_t)r->body.len >= x->keep;
+  if (complete && x->why == LIM_EXCESS) {
+    if (x->clen < 0 || x->received < x->clen) x->stop_ok = 1; /* the rest is not wanted */
+    return x->stop_ok ? 0 : len;
+  }
+  if (x->limit >= 0 && x->received > x->limit) {
+    char got[96], want[96];
+    switch (x->why) {
+      case LIM_ALLOC: too_big(x, -1); break;
+      case LIM_EXCESS:
+        asked(r, want, sizeof want);
+        fault(x, VD_IO, 0,
+              "HTTP 200 ignores the Range (%s) and sends the whole object: more than http_max_excess (%lld) bytes "
+              "beyond the %lld asked for; transfer aborted (see vdsql_config('http_max_excess'))",
+              want, (long long)x->ctx->cfg.http_max_excess, (long long)(r->len >= 0 ? r->len : x->ctx->cfg.max_alloc));
+        break;
+      default:
+        cr_text(x, got, sizeof got);
+        fault(x, VD_IO, 0, "the body is longer than the %lld bytes its Content-Range (%s) promised; transfer aborted",
+              (long long)x->limit, got);
+    }
+    return 0;
+  }
   return len;
 }
 
@@ -76,33 +420,40 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   xfer *x = ud;
   size_t len = sz * n, k;
   while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n')) len--;
-  if (starts(line, len, "HTTP/", &k)) { /* a new response (redirect, 100-continue): start over */
+  if (starts(line, len, "HTTP/", &k)) { /* a new response (1xx, then the answer): start over */
     vd_objinfo_free(&x->hinfo);
     memset(&x->hinfo, 0, sizeof x->hinfo);
     x->hinfo.size = -1;
-    x->range_start = -1;
+    x->hdr_done = 0;
+    x->clen = -1;
+    x->clen_bad = x->have_cr = x->cr_bad = 0;
+    const char *sp = memchr(line, ' ', len);
+    x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
     return sz * n;
   }
+  if (x->hdr_done) return sz * n; /* trailers of a chunked body: not headers of the answer */
+  if (len == 0) return headers_done(x) ? 0 : sz * n;
   const char *colon = memchr(line, ':', len);
   if (!colon) return sz * n;
   size_t nl = (size_t)(colon - line);
   const char *v = colon + 1, *end = line + len;
   while (v < end && (*v == ' ' || *v == '\t')) v++;
+  while (end > v && (end[-1] == ' ' || end[-1] == '\t')) end--;
   size_t vl = (size_t)(end - v);
-  char tmp[256];
-  if (nl == 14 && strncasecmp(line, "content-length", 14) == 0 && vl < sizeof tmp) {
-    memcpy(tmp, v, vl);
-    tmp[vl] = 0;
-    if (x->hinfo.size < 0) x->hinfo.size = strtoll(tmp, NULL, 10);
-  } else if (nl == 13 && strncasecmp(line, "content-range", 13) == 0 && vl < sizeof tmp) {
-    /* bytes a-b/total: the object's size is total, our slice starts at a */
-    memcpy(tmp, v, vl);
-    tmp[vl] = 0;
-    long long a, b, t;
-    if (sscanf(tmp, "bytes %lld-%lld/%lld", &a, &b, &t) == 3) {
-      x->range_start = a;
-      x->hinfo.size = t;
+  if (nl == 14 && strncasecmp(line, "content-length", 14) == 0) {
+    int64_t c = decimal(v, end);
+    if (c < 0 || (x->clen >= 0 && x->clen != c)) x->clen_bad = 1;
+    x->clen = c;
+  } else if (nl == 13 && strncasecmp(line, "content-range", 13) == 0) {
+    int64_t a, b, t;
+    if (x->have_cr || parse_range(v, vl, &a, &b, &t))
+      x->cr_bad = 1;
+    else {
+      x->cr_a = a;
+      x->cr_b = b;
+      x->cr_t = t;
     }
+    x->have_cr = 1;
   } else if (nl == 4 && strncasecmp(line, "etag", 4) == 0) {
     snprintf(x->hinfo.etag, sizeof x->hinfo.etag, "%.*s", (int)vl, v);
   } else if (starts(line, nl, "x-amz-meta-", &k) || starts(line, nl, "x-ms-meta-", &k) ||
@@ -110,6 +461,17 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     vd_objinfo_add_meta(&x->hinfo, line + k, nl - k, v, vl);
   }
   return sz * n;
+}
+
+/* curl reports a body longer than its Content-Length only as an informational text
+ * (it drops the rest and closes the connection); that text is how we learn of it. The
+ * verbose stream this needs also carries the request headers, Authorization included:
+ * nothing of it is ever printed or kept. */
+static int on_debug(CURL *h, curl_infotype t, char *data, size_t n, void *ud) {
+  (void)h;
+  xfer *x = ud;
+  if (t == CURLINFO_TEXT && n >= 12 && strncasecmp(data, "Excess found", 12) == 0) x->excess = 1;
+  return 0;
 }
 
 static int retryable(CURLcode cc, long status) {
@@ -136,60 +498,218 @@ static const char *reason(long s) {
   }
 }
 
+static int hex(int c) { return isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10); }
+
+/* Does text hold s (length n), as is or percent-decoded? Pieces under 3 bytes are
+ * not looked for (they would match everywhere and hide nothing). */
+static int holds(const char *text, const char *s, size_t n) {
+  if (n < 3) return 0;
+  char raw[512], dec[512];
+  if (n >= sizeof raw) n = sizeof raw - 1;
+  memcpy(raw, s, n);
+  raw[n] = 0;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (raw[i] == '%' && isxdigit((unsigned char)raw[i + 1]) && isxdigit((unsigned char)raw[i + 2])) {
+      dec[o++] = (char)(hex((unsigned char)raw[i + 1]) * 16 + hex((unsigned char)raw[i + 2]));
+      i += 2;
+    } else {
+      dec[o++] = raw[i] == '+' ? ' ' : raw[i];
+    }
+  }
+  dec[o] = 0;
+  return strcasestr(text, raw) || (o >= 3 && strcasestr(text, dec));
+}
+
+/* Does text hold a piece of url's userinfo, query or fragment? */
+static int holds_secret(const char *text, const char *url) {
+  const char *auth = strstr(url, "://");
+  if (!auth) return 0;
+  auth += 3;
+  const char *p = auth;
+  while (*p && !strchr("/?#", *p)) p++;
+  const char *at = NULL;
+  for (const char *q = auth; q < p; q++)
+    if (*q == '@') at = q;
+  if (at) {
+    if (holds(text, auth, (size_t)(at - auth))) return 1;
+    const char *colon = memchr(auth, ':', (size_t)(at - auth));
+    if (colon && (holds(text, auth, (size_t)(colon - auth)) || holds(text, colon + 1, (size_t)(at - colon - 1))))
+      return 1;
+  }
+  const char *q = p + strcspn(p, "?#");
+  if (!*q) return 0;
+  if (holds(text, q + 1, strlen(q + 1))) return 1;
+  for (const char *s = q + 1; *s;) { /* each name=value, and each value */
+    size_t k = strcspn(s, "&;#");
+    const char *eq = memchr(s, '=', k);
+    if (holds(text, s, k) || (eq && holds(text, eq + 1, (size_t)(s + k - eq - 1)))) return 1;
+    s += k;
+    if (*s) s++;
+  }
+  return 0;
+}
+
+/* curl's error text, safe to show: URLs in it redacted; nothing at all when it holds a
+ * piece of a secret of the URLs involved. By hand: the text is free prose (host names,
+ * proxy URLs from the environment, IDN conversions...), no parser knows its shape. */
+static void clean_curl_text(const xfer *x, const char *in, char *out, size_t n) {
+  out[0] = 0;
+  if (!in[0] || holds_secret(in, x->req->url) || (x->cur && holds_secret(in, x->cur))) return;
+  size_t o = 0;
+  for (const char *p = in; *p && o + 1 < n;) {
+    const char *s = strstr(p, "://");
+    if (!s) {
+      snprintf(out + o, n - o, "%s", p);
+      return;
+    }
+    const char *a = s, *z = s + 3;
+    while (a > p && !strchr(" \t'\"(<[,", a[-1])) a--;
+    while (*z && !strchr(" \t'\")>],", *z)) z++;
+    char tok[1024], red[600];
+    snprintf(tok, sizeof tok, "%.*s", (int)(z - a), a);
+    vd_url_redact(tok, red, sizeof red);
+    int w = snprintf(out + o, n - o, "%.*s%s", (int)(a - p), p, red);
+    if (w < 0) return;
+    o += (size_t)w;
+    if (o >= n) {
+      out[n - 1] = 0;
+      return;
+    }
+    p = z;
+  }
+}
+
+static void reset_response(xfer *x) {
+  vd_objinfo_free(&x->hinfo);
+  memset(&x->hinfo, 0, sizeof x->hinfo);
+  x->hinfo.size = -1;
+  x->status = 0;
+  x->hdr_done = 0;
+  x->clen = -1;
+  x->clen_bad = x->have_cr = x->cr_bad = 0;
+  x->discard = 0;
+  x->received = 0;
+  x->skip = 0;
+  x->keep = -1;
+  x->limit = -1;
+  x->why = LIM_NONE;
+  x->stop_ok = x->excess = 0;
+  x->lport = x->rport = -1;
+  x->frc = VD_OK;
+  x->fretry = 0;
+  vd_err_clear(&x->ferr);
+  x->errbuf[0] = 0;
+}
+
 static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
-  (void)hp;
   if (!x->h && !(x->h = curl_easy_init())) return vd_nomem(err);
   CURL *h = x->h;
   vd_getreq *r = x->req;
   curl_easy_reset(h);
   r->body.len = 0;
-  vd_objinfo_free(&x->hinfo);
-  memset(&x->hinfo, 0, sizeof x->hinfo);
-  x->hinfo.size = -1;
-  x->range_start = -1;
-  x->errbuf[0] = 0;
-  curl_easy_setopt(h, CURLOPT_URL, r->url);
+  reset_response(x);
+  x->hp = hp;
+  x->plain = strncasecmp(x->cur ? x->cur : r->url, "http://", 7) == 0;
+  curl_easy_setopt(h, CURLOPT_URL, x->cur ? x->cur : r->url);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects are checked and followed in finish() */
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(ctx->cfg.http_timeout * 1000));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctx->cfg.http_connect_timeout * 1000));
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "vdsql/0.1");
+  curl_easy_setopt(h, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
+  curl_easy_setopt(h, CURLOPT_DEBUGDATA, x);
+  curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* to on_debug only, never printed */
+  curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+  curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, hp);
+  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, x);
   curl_easy_setopt(h, CURLOPT_PRIVATE, x);
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
   if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  } else if (r->off > 0 || r->len >= 0) {
+  } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
     char range[64];
     if (r->len < 0)
       snprintf(range, sizeof range, "%lld-", (long long)r->off);
-    else if (r->len == 0)
-      range[0] = 0;
     else
       snprintf(range, sizeof range, "%lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
-    if (range[0]) curl_easy_setopt(h, CURLOPT_RANGE, range);
+    curl_easy_setopt(h, CURLOPT_RANGE, range);
   }
   return VD_OK;
 }
 
-/* A finished attempt: 1 = done (ok or failed for good), 0 = try again. */
+/* The URL of the next hop. Credentials of the original URL go along to its own scheme,
+ * host and port only, as curl itself does when it follows: a relative Location keeps
+ * them already (curl resolves it against the URL with its userinfo); an absolute one to
+ * the same origin gets them back; any other host never sees them. malloc'd. */
+static char *next_hop(const char *orig, const char *loc) {
+  CURLU *a = curl_url(), *b = curl_url();
+  char *user = NULL, *pass = NULL, *out = NULL, *as = NULL, *ah = NULL, *ap = NULL, *bs = NULL, *bh = NULL,
+       *bp = NULL, *bu = NULL;
+  if (a && b && curl_url_set(a, CURLUPART_URL, orig, 0) == CURLUE_OK &&
+      curl_url_set(b, CURLUPART_URL, loc, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_USER, &user, 0) == CURLUE_OK &&
+      curl_url_get(b, CURLUPART_USER, &bu, 0) == CURLUE_NO_USER &&
+      curl_url_get(a, CURLUPART_SCHEME, &as, 0) == CURLUE_OK && curl_url_get(b, CURLUPART_SCHEME, &bs, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_HOST, &ah, 0) == CURLUE_OK && curl_url_get(b, CURLUPART_HOST, &bh, 0) == CURLUE_OK &&
+      curl_url_get(a, CURLUPART_PORT, &ap, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+      curl_url_get(b, CURLUPART_PORT, &bp, CURLU_DEFAULT_PORT) == CURLUE_OK && strcasecmp(as, bs) == 0 &&
+      strcasecmp(ah, bh) == 0 && strcmp(ap, bp) == 0) {
+    curl_url_set(b, CURLUPART_USER, user, 0);
+    if (curl_url_get(a, CURLUPART_PASSWORD, &pass, 0) == CURLUE_OK) curl_url_set(b, CURLUPART_PASSWORD, pass, 0);
+    char *u = NULL;
+    if (curl_url_get(b, CURLUPART_URL, &u, 0) == CURLUE_OK) out = strdup(u);
+    curl_free(u);
+  }
+  curl_free(user);
+  curl_free(pass);
+  curl_free(bu);
+  curl_free(as);
+  curl_free(ah);
+  curl_free(ap);
+  curl_free(bs);
+  curl_free(bh);
+  curl_free(bp);
+  curl_url_cleanup(a);
+  curl_url_cleanup(b);
+  return out ? out : strdup(loc);
+}
+
+static int is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
+
+/* A finished attempt: 1 = done (ok or failed for good), 0 = go again (a retry after
+ * x->not_before, or the next hop of a redirect). */
 static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   vd_getreq *r = x->req;
   vd_stats *s = &ctx->stats[VD_BE_HTTP];
-  char url[512];
-  vd_url_redact(r->url, url, sizeof url);
+  char url[1100];
+  where(x, url, sizeof url);
   long status = 0;
   curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
   x->status = status;
-  s->bytes += (int64_t)r->body.len;
-  if (retryable(cc, status) && x->attempt < ctx->cfg.http_retries) {
+  s->bytes += x->received;
+  if (x->stop_ok && !x->frc && cc == CURLE_WRITE_ERROR) cc = CURLE_OK; /* we ended it: complete */
+  if (!x->frc && cc == CURLE_OK && !x->head && !x->discard && (status == 200 || status == 206)) {
+    if (x->excess)
+      fault(x, VD_IO, 0, "the server sent more than its Content-Length (%lld bytes)", (long long)x->clen);
+    else if (status == 206 && x->received < x->limit && !x->stop_ok) {
+      char got[96];
+      cr_text(x, got, sizeof got);
+      fault(x, VD_IO, 1, "short read: %lld of the %lld bytes its Content-Range (%s) promised", (long long)x->received,
+            (long long)x->limit, got);
+    }
+  }
+  int again = x->attempt < ctx->cfg.http_retries;
+  if ((x->frc ? x->fretry : retryable(cc, status)) && again) {
     x->attempt++;
     s->retries++;
     x->not_before = now() + ctx->cfg.http_retry_delay_ms / 1000.0 * (double)(1 << (x->attempt - 1));
@@ -197,10 +717,43 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   }
   char tries[48] = "";
   if (x->attempt) snprintf(tries, sizeof tries, " after %d retries", x->attempt);
-  if (cc != CURLE_OK) {
-    r->rc = vd_fail(&r->err, VD_IO, "%s: %s%s%s%s%s", url, curl_easy_strerror(cc),
-                    x->errbuf[0] ? " (" : "", x->errbuf, x->errbuf[0] ? ")" : "", tries);
+  if (x->frc) {
+    r->rc = x->frc;
+    r->err = x->ferr;
+    if (x->attempt && strlen(r->err.msg) + strlen(tries) < sizeof r->err.msg) strcat(r->err.msg, tries);
     return 1;
+  }
+  if (cc != CURLE_OK) {
+    char detail[CURL_ERROR_SIZE + 64];
+    clean_curl_text(x, x->errbuf, detail, sizeof detail);
+    r->rc = vd_fail(&r->err, VD_IO, "%s: %s%s%s%s%s", url, curl_easy_strerror(cc), detail[0] ? " (" : "", detail,
+                    detail[0] ? ")" : "", tries);
+    return 1;
+  }
+  if (is_redirect(status)) {
+    char *loc = NULL;
+    curl_easy_getinfo(x->h, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc || !*loc) {
+      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect without a usable Location", url, status);
+      return 1;
+    }
+    if (x->hops >= MAX_HOPS) {
+      char to[600];
+      vd_url_redact(loc, to, sizeof to);
+      r->rc = vd_fail(&r->err, VD_IO, "%s: more than %d redirects (the last to %s)", url, MAX_HOPS, to);
+      return 1;
+    }
+    if ((r->rc = vd_url_allowed(ctx, r->url, loc, &r->err))) return 1;
+    char *next = next_hop(r->url, loc);
+    if (!next) {
+      r->rc = vd_nomem(&r->err);
+      return 1;
+    }
+    free(x->cur);
+    x->cur = next;
+    x->hops++;
+    x->not_before = 0;
+    return 0;
   }
   if (status == 404 || status == 410) {
     r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s", url, status, reason(status));
@@ -211,20 +764,8 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
                     reason(status), tries);
     return 1;
   }
-  if (!x->head && (r->off > 0 || r->len >= 0) && status == 200) {
-    /* the server ignored Range and sent everything: keep our slice */
-    int64_t total = (int64_t)r->body.len;
-    int64_t a = r->off > total ? total : r->off;
-    int64_t b = r->len < 0 || a + r->len > total ? total : a + r->len;
-    memmove(r->body.data, r->body.data + a, (size_t)(b - a));
-    r->body.len = (size_t)(b - a);
-    x->hinfo.size = total;
-  } else if (!x->head && status == 206 && x->range_start >= 0 && x->range_start != r->off) {
-    r->rc = vd_fail(&r->err, VD_IO, "%s: server answered bytes from %lld, asked from %lld", url,
-                    (long long)x->range_start, (long long)r->off);
-    return 1;
-  }
-  if (status == 200 && !x->head && x->hinfo.size < 0) x->hinfo.size = (int64_t)r->body.len;
+  if (!x->head && status == 200 && x->hinfo.size < 0 && !x->stop_ok)
+    x->hinfo.size = x->received; /* the whole object arrived: its size is what came */
   if (r->want_info) {
     r->info = x->hinfo;
     memset(&x->hinfo, 0, sizeof x->hinfo);
@@ -255,7 +796,10 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
     for (int i = 0; i < n; i++) xs[i].req->rc = vd_nomem(&xs[i].req->err);
     return;
   }
-  for (int i = 0; i < n; i++) queue[qlen++] = i;
+  for (int i = 0; i < n; i++) {
+    xs[i].ctx = ctx;
+    queue[qlen++] = i;
+  }
   while (done < n) {
     double t = now(), wait_until = 0;
     for (int q = 0; q < qlen && active < parallel;) {
@@ -270,7 +814,7 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
         x->req->rc = rc;
         done++;
       } else {
-        ctx->stats[VD_BE_HTTP].requests++;
+        ctx->stats[VD_BE_HTTP].requests++; /* every attempt and every redirect hop */
         curl_multi_add_handle(hp->multi, x->h);
         active++;
       }
@@ -314,19 +858,29 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
 }
 
 vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
-  xfer *xs = calloc(n, sizeof *xs);
+  xfer *xs = calloc(n ? n : 1, sizeof *xs);
   if (!xs) {
     for (int i = 0; i < n; i++) reqs[i]->rc = vd_nomem(&reqs[i]->err);
     return VD_NOMEM;
   }
-  for (int i = 0; i < n; i++) xs[i].req = reqs[i];
-  run(ctx, xs, n);
-  vd_code first = VD_OK;
+  int m = 0;
   for (int i = 0; i < n; i++) {
+    if (reqs[i]->len == 0 && !reqs[i]->want_info) { /* nothing to read: no request */
+      reqs[i]->rc = VD_OK;
+      reqs[i]->body.len = 0;
+      continue;
+    }
+    xs[m++].req = reqs[i];
+  }
+  if (m) run(ctx, xs, m);
+  vd_code first = VD_OK;
+  for (int i = 0; i < m; i++) {
     if (xs[i].h) curl_easy_cleanup(xs[i].h);
     vd_objinfo_free(&xs[i].hinfo);
-    if (reqs[i]->rc && !first) first = reqs[i]->rc;
+    free(xs[i].cur);
   }
+  for (int i = 0; i < n; i++)
+    if (reqs[i]->rc && !first) first = reqs[i]->rc;
   free(xs);
   return first;
 }
@@ -342,6 +896,7 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   run(ctx, &x, 1);
   if (x.h) curl_easy_cleanup(x.h);
   vd_objinfo_free(&x.hinfo);
+  free(x.cur);
   vd_buf_free(&r.body);
   if (r.rc) {
     *err = r.err;
