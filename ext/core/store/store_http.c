@@ -9,9 +9,11 @@
  * http_max_excess bytes beyond the bytes asked for, and only the wanted slice is
  * kept; a whole-object GET may hold at most max_alloc bytes. The write callback
  * enforces the same limits on the bytes as they arrive and aborts the transfer the
- * moment one is passed, so a hostile body is never buffered. Bytes past a Content-Length
- * (which curl drops quietly) are an error too. Content-Range and Content-Length are
- * parsed here by hand: curl checks neither against the request.
+ * moment one is passed, so a hostile body is never buffered. Bytes a server sends past
+ * its Content-Length never reach the callback: curl drops what came with the body, and
+ * what comes later makes the next answer on that connection unreadable, which is
+ * retried on a new connection (see retryable). Content-Range and
+ * Content-Length are parsed here by hand: curl checks neither against the request.
  *
  * Redirects are followed here, not by curl: each Location is checked against the
  * original URL with vd_url_allowed (same scheme, host and port, or allowed_hosts), at
@@ -21,14 +23,10 @@
  * URLs and dropped when it holds any piece of a URL's userinfo or query. */
 #include <curl/curl.h>
 #include <ctype.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "store.h"
@@ -38,8 +36,6 @@
 
 struct vd_http {
   CURLM *multi;
-  curl_socket_t *socks; /* sockets curl opened (some may be closed since: checked on use) */
-  int nsocks, capsocks;
 };
 
 /* Why the write callback stops at x->limit. */
@@ -69,9 +65,6 @@ typedef struct xfer {
   int64_t limit;       /* body bytes accepted, -1 unlimited */
   lim_why why;
   int stop_ok;         /* we ended the transfer on purpose: what we have is complete */
-  int excess;          /* curl found bytes beyond Content-Length */
-  int plain;           /* the current hop is plain http */
-  long lport, rport;   /* the connection this transfer uses (local and remote port) */
   vd_http *hp;
   vd_code frc;         /* a fault found in a callback (aborts the transfer) */
   int fretry;          /* ... and it may go away on a retry */
@@ -108,7 +101,6 @@ static vd_http *get_http(vd_ctx *ctx, vd_err *err) {
 void vd_http_free(vd_http *h) {
   if (!h) return;
   curl_multi_cleanup(h->multi);
-  free(h->socks);
   free(h);
 }
 
@@ -297,61 +289,6 @@ static int headers_done(xfer *x) {
   return 0;
 }
 
-/* curl tells of every socket it opens; kept to find, later, the one a transfer uses. */
-static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose) {
-  vd_http *hp = ud;
-  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKOPT_OK;
-  for (int i = 0; i < hp->nsocks; i++)
-    if (hp->socks[i] == fd) return CURL_SOCKOPT_OK;
-  if (hp->nsocks == hp->capsocks) {
-    int cap = hp->capsocks ? hp->capsocks * 2 : 16;
-    curl_socket_t *p = realloc(hp->socks, (size_t)cap * sizeof *p);
-    if (!p) return CURL_SOCKOPT_OK; /* only the excess check loses this socket */
-    hp->socks = p;
-    hp->capsocks = cap;
-  }
-  hp->socks[hp->nsocks++] = fd;
-  return CURL_SOCKOPT_OK;
-}
-
-/* The connection (new or reused) this transfer's request goes out on. */
-static int on_prereq(void *ud, char *rip, char *lip, int rport, int lport) {
-  (void)rip;
-  (void)lip;
-  xfer *x = ud;
-  x->rport = rport;
-  x->lport = lport;
-  return CURL_PREREQFUNC_OK;
-}
-
-static long port_of(const struct sockaddr_storage *a) {
-  if (a->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)a)->sin_port);
-  if (a->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-  return -1;
-}
-
-/* Bytes already waiting on the connection when the body promised by Content-Length is
- * complete are more body than promised (when curl reads them with the body, it says so
- * in on_debug instead). Asked while this transfer still owns the connection, so they
- * cannot be another request's answer. Plain http only: over TLS the socket may hold
- * records (session tickets) that only TLS reads. A server that sends the excess later
- * is not caught here; its bytes then fail the next request on that connection. */
-static int more_waiting(xfer *x) {
-  if (!x->plain || !x->hp || x->lport <= 0) return 0;
-  for (int i = 0; i < x->hp->nsocks; i++) {
-    curl_socket_t fd = x->hp->socks[i];
-    struct sockaddr_storage la, ra;
-    socklen_t ll = sizeof la, rl = sizeof ra;
-    if (getsockname(fd, (struct sockaddr *)&la, &ll) || getpeername(fd, (struct sockaddr *)&ra, &rl) ||
-        port_of(&la) != x->lport || port_of(&ra) != x->rport)
-      continue;
-    struct pollfd p = {fd, POLLIN, 0};
-    char c;
-    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
-  }
-  return 0;
-}
-
 static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   xfer *x = ud;
   vd_getreq *r = x->req;
@@ -378,10 +315,6 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   if (b > a && vd_buf_append(&r->body, p + (a - from), (size_t)(b - a))) {
     fault(x, VD_NOMEM, 0, "out of memory after %zu bytes", r->body.len);
     return 0;
-  }
-  if (x->clen >= 0 && x->received == x->clen && (x->excess || more_waiting(x))) {
-    fault(x, VD_IO, 0, "the server sent more than its Content-Length (%lld bytes)", (long long)x->clen);
-    return 0; /* curl closes a connection whose transfer was aborted: the rest is never read as an answer */
   }
   int complete = x->keep >= 0 && (int64_t)r->body.len >= x->keep;
   if (complete && x->why == LIM_EXCESS) {
@@ -463,20 +396,13 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   return sz * n;
 }
 
-/* curl reports a body longer than its Content-Length only as an informational text
- * (it drops the rest and closes the connection); that text is how we learn of it. The
- * verbose stream this needs also carries the request headers, Authorization included:
- * nothing of it is ever printed or kept. */
-static int on_debug(CURL *h, curl_infotype t, char *data, size_t n, void *ud) {
-  (void)h;
-  xfer *x = ud;
-  if (t == CURLINFO_TEXT && n >= 12 && strncasecmp(data, "Excess found", 12) == 0) x->excess = 1;
-  return 0;
-}
-
+/* CURLE_UNSUPPORTED_PROTOCOL can only come from an answer that is no HTTP at all (schemes
+ * are checked and redirects followed here): what a server left on a kept-alive
+ * connection past an earlier answer's Content-Length. curl closes that connection; a
+ * retry gets a fresh one. */
 static int retryable(CURLcode cc, long status) {
   if (cc == CURLE_OK) return status >= 500 || status == 429 || status == 408;
-  return cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_COULDNT_CONNECT || cc == CURLE_GOT_NOTHING ||
+  return cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_COULDNT_CONNECT || cc == CURLE_GOT_NOTHING ||
          cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_PARTIAL_FILE;
 }
 
@@ -594,8 +520,7 @@ static void reset_response(xfer *x) {
   x->keep = -1;
   x->limit = -1;
   x->why = LIM_NONE;
-  x->stop_ok = x->excess = 0;
-  x->lport = x->rport = -1;
+  x->stop_ok = 0;
   x->frc = VD_OK;
   x->fretry = 0;
   vd_err_clear(&x->ferr);
@@ -610,7 +535,6 @@ static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
   r->body.len = 0;
   reset_response(x);
   x->hp = hp;
-  x->plain = strncasecmp(x->cur ? x->cur : r->url, "http://", 7) == 0;
   curl_easy_setopt(h, CURLOPT_URL, x->cur ? x->cur : r->url);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -625,13 +549,6 @@ static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
   curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-  curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
-  curl_easy_setopt(h, CURLOPT_DEBUGDATA, x);
-  curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* to on_debug only, never printed */
-  curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
-  curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, hp);
-  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
-  curl_easy_setopt(h, CURLOPT_PREREQDATA, x);
   curl_easy_setopt(h, CURLOPT_PRIVATE, x);
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
   if (x->head) {
@@ -699,9 +616,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   s->bytes += x->received;
   if (x->stop_ok && !x->frc && cc == CURLE_WRITE_ERROR) cc = CURLE_OK; /* we ended it: complete */
   if (!x->frc && cc == CURLE_OK && !x->head && !x->discard && (status == 200 || status == 206)) {
-    if (x->excess)
-      fault(x, VD_IO, 0, "the server sent more than its Content-Length (%lld bytes)", (long long)x->clen);
-    else if (status == 206 && x->received < x->limit && !x->stop_ok) {
+    if (status == 206 && x->received < x->limit && !x->stop_ok) {
       char got[96];
       cr_text(x, got, sizeof got);
       fault(x, VD_IO, 1, "short read: %lld of the %lld bytes its Content-Range (%s) promised", (long long)x->received,
