@@ -8,7 +8,8 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
 
   mkvds.py tests ROOT          every dataset the SQL tests use, under ROOT/<name>
   mkvds.py big N DIR           one layer of about N chunks, pages only (benchmarks)
-  mkvds.py demo DIR            a small survey for `make demo`
+  mkvds.py demo DIR            a small survey for docs/openvds.md (with a page-less layer)
+  mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
 """
 import base64
 import itertools
@@ -296,9 +297,9 @@ def survey_status(c):
     return "data"
 
 
-def build_survey(root, method="Zip", page_size=10, seed=1):
+def build_survey(root, method="Zip", page_size=10, seed=1, pageless=True):
     """24 LOD0 chunks on 3 pages (last one short), LOD1 (RLE, one page absent),
-    PerTrace layers, and a page-less 2D layer."""
+    PerTrace layers, and (pageless) a page-less 2D layer with no chunk objects."""
     w = Writer(root, survey_layout(), seed)
     w.layer("Dimensions_012LOD0", method=method, page_size=page_size, statuses=survey_status,
             short_last_page=4 if page_size == 10 else None)
@@ -307,7 +308,8 @@ def build_survey(root, method="Zip", page_size=10, seed=1):
     w.layer("TraceDimensions_012LOD0", chan_index=1, method="RLE", statuses=lambda c: ("constant", 1.0))
     w.layer("QualityDimensions_012LOD0", chan_index=2, method="None",
             statuses=lambda c: "data" if c % 2 == 0 else "unwritten")
-    w.layer("Dimensions_01LOD0", group=(0, 1), method="None", pages=False, write_objects=False)
+    if pageless:
+        w.layer("Dimensions_01LOD0", group=(0, 1), method="None", pages=False, write_objects=False)
     w.finish()
     return w
 
@@ -375,6 +377,8 @@ def main(argv):
         build_big(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "demo":
         build_survey(argv[2], page_size=1024)
+    elif len(argv) >= 4 and argv[1] == "sample":  # make demo's sample: every layer readable
+        build_survey(argv[3], method=argv[2], page_size=1024, pageless=False)
     else:
         sys.stderr.write(__doc__)
         return 2
