@@ -52,6 +52,7 @@ typedef struct vd_table_ops {
   void (*savepoint)(void *tab, int n);
   void (*rollback_to)(void *tab, int n);
   void (*release)(void *tab, int n);
+  const char *args; /* what CREATE VIRTUAL TABLE t USING rel(...) takes, as users write it */
 } vd_table_ops;
 
 typedef struct vd_relation {
@@ -81,6 +82,7 @@ typedef struct vd_relation {
    * SQL NULL. A front end asks once per row instead of once per column. */
   const int64_t *(*ints)(void *cur);
   const signed char *int_col;
+  const char *doc;           /* one line for vdsql_relations() and the docs */
 } vd_relation;
 
 /* Function flags. */
@@ -93,6 +95,8 @@ typedef struct vd_function {
   vd_type result;            /* declared result type */
   vd_type arg_types[8];      /* declared argument types, in order */
   vd_code (*call)(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err);
+  const char *args;          /* argument names as users write them: "url, name [, offset, size]" */
+  const char *doc;           /* one line for vdsql_relations() and the docs */
 } vd_function;
 
 extern const vd_relation *const vd_relations[];

@@ -74,6 +74,14 @@ static const setting settings[] = {
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
 
+int vd_config_setting(int i, const char **key, const char **doc, int *action) {
+  if (i < 0 || i >= (int)(sizeof settings / sizeof *settings)) return 0;
+  *key = settings[i].key;
+  *doc = settings[i].doc;
+  *action = settings[i].k == K_ACTION;
+  return 1;
+}
+
 static char *show(const vd_ctx *ctx, const setting *s) {
   char buf[600];
   const char *base = (const char *)&ctx->cfg;

@@ -54,5 +54,8 @@ const char *vd_backend_name(vd_backend_id id);
 /* vdsql_config: set (value != NULL) or read a setting; *out gets the current value as
  * text (malloc'd). Unknown keys are an error that lists the known ones. */
 vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **out, vd_err *err);
+/* The i-th setting (from 0): its key, its meaning, whether it is an action rather than a
+ * value; 0 past the last. */
+int vd_config_setting(int i, const char **key, const char **doc, int *action);
 
 #endif

@@ -48,4 +48,5 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 }
 
 const vd_relation vd_rel_lindi_files = {"lindi_files", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                        open_, next, eof, column, rowid, close_};
+                                        open_, next, eof, column, rowid, close_,
+    .doc = "the index of a LINDI archive: one row per member with header and data offsets and size"};

@@ -57,4 +57,5 @@ done:
   return rc;
 }
 
-const vd_function vd_fn_lindi_read = {"lindi_read", 2, 4, VD_FN_IO, VD_BLOB, {VD_TEXT, VD_TEXT, VD_INT, VD_INT}, call};
+const vd_function vd_fn_lindi_read = {"lindi_read", 2, 4, VD_FN_IO, VD_BLOB, {VD_TEXT, VD_TEXT, VD_INT, VD_INT}, call,
+    .args = "url, name [, offset, size]", .doc = "a LINDI archive member's bytes, or a range of them, as a BLOB"};

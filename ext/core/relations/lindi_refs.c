@@ -388,7 +388,8 @@ static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
 static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
                                  t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
                                  lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
-                                 lindi_tx_release};
+                                 lindi_tx_release, .args = "url"};
 
 const vd_relation vd_rel_lindi_refs = {"lindi_refs", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                       open_, next, eof, column, rowid, close_, &ops};
+                                       open_, next, eof, column, rowid, close_, &ops,
+    .doc = "one row per lindi.json ref (of an archive or a standalone .lindi.json): key, kind, value, target, offset, size; as a named table, writable"};

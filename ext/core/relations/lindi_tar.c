@@ -95,7 +95,8 @@ static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return lindi_writ
 static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
                                  t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
                                  lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
-                                 lindi_tx_release};
+                                 lindi_tx_release, .args = "url"};
 
 const vd_relation vd_rel_lindi_tar = {"lindi_tar", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_TABLE_ONLY,
-                                      -1, NULL, NULL, next, eof, column, rowid, close_, &ops};
+                                      -1, NULL, NULL, next, eof, column, rowid, close_, &ops,
+    .doc = "the live members of a local LINDI archive as a named table: INSERT appends, INSERT OR REPLACE and DELETE trash the old copy; committed crash-safely"};

@@ -182,4 +182,5 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 }
 
 const vd_relation vd_rel_tar_members = {"tar_members", cols, sizeof cols / sizeof *cols, VD_REL_IO, 1, NULL,
-                                        open_, next, eof, column, rowid, close_};
+                                        open_, next, eof, column, rowid, close_,
+    .doc = "every tar header of an archive, trash included: offsets, size, type, checksum, whether the index lists it"};

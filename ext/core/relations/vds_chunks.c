@@ -429,4 +429,5 @@ static double estimate(const vd_filter *f, int nf) {
 }
 
 const vd_relation vd_rel_vds_chunks = {"vds_chunks", cols, sizeof cols / sizeof *cols, VD_REL_IO, C_CHUNK,
-                                       estimate, open_, next, eof, column, rowid, close_};
+                                       estimate, open_, next, eof, column, rowid, close_,
+    .doc = "one row per chunk of a layer, from its pages: status, hash, position and sample range per dimension (constraints on chunk and ranges read only the pages needed)"};

@@ -78,4 +78,5 @@ static void close_(void *cur) {
 }
 
 const vd_relation vd_rel_vds_samples = {"vds_samples", cols, sizeof cols / sizeof *cols, VD_REL_IO, 0, NULL, open_,
-                                        vds_cur_next, vds_cur_eof, column, vds_cur_rowid, close_};
+                                        vds_cur_next, vds_cur_eof, column, vds_cur_rowid, close_,
+    .doc = "a chunk's decoded samples, one row per voxel (None, RLE, Zip)"};

@@ -45,4 +45,5 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 }
 
 const vd_relation vd_rel_vtkhdf_array_starts = {"vtkhdf_array_starts", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1,
-                                                NULL, open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};
+                                                NULL, open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
+    .doc = "per array and partition, where the partition's slice of the array starts"};

@@ -49,4 +49,5 @@ static const int64_t *ints(void *cur) { return &((vh_cur *)cur)->rows.cur->step;
 
 const vd_relation vd_rel_vtkhdf_partitions = {"vtkhdf_partitions", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
                                               open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
-                                              NULL, ints, int_cols};
+                                              NULL, ints, int_cols,
+    .doc = "one row per block, time step and partition of a VTKHDF file: counts, offsets, the file really holding it, status"};

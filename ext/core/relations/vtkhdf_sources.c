@@ -25,4 +25,5 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 }
 
 const vd_relation vd_rel_vtkhdf_sources = {"vtkhdf_sources", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                           open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close};
+                                           open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
+    .doc = "the external links and virtual-dataset mappings of a VTKHDF file, with the file each resolves to"};
