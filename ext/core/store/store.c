@@ -195,6 +195,8 @@ static vd_code check_scheme(const char *url, vd_err *err) {
   return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
 }
 
+vd_code vd_url_check_scheme(const char *url, vd_err *err) { return check_scheme(url, err); }
+
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
   vd_getreq **by[VD_BE_COUNT];
   int cnt[VD_BE_COUNT] = {0};

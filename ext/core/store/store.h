@@ -73,6 +73,9 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
+/* The store's refusal of a URL it cannot read (an unknown scheme, a file URL naming a
+ * host), in its one wording; VD_OK for paths, file:// and http(s) URLs. */
+vd_code vd_url_check_scheme(const char *url, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
 
