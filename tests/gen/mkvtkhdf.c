@@ -8,7 +8,14 @@
  *   usage: mkvtkhdf DIR [abs]   (abs: store absolute source names, as VTK does when its
  *                                FileName is absolute)
  *          mkvtkhdf DIR bench NPARTS NSTEPS   (bench/vtkhdf's big temporal file)
- *          mkvtkhdf DIR big   (the big files of tests/vtkhdf/stream.t) */
+ *          mkvtkhdf DIR big   (the big files of tests/vtkhdf/stream.t)
+ *          mkvtkhdf DIR huge  (tests/vtkhdf/hostile.t: extents of 1e9 entries, NSteps 2^30,
+ *                              a layout of 1000 part files)
+ *          mkvtkhdf DIR urls SAME OTHER   (tests/vtkhdf/hostile.t: sub-files named by http
+ *                                          URLs; SAME is the directory URL the files are
+ *                                          served from, OTHER the root of another host)
+ * The hostile layouts (a broken sub-file, a name that is a URL) get a <stem>.expect.json:
+ * their rows as the generator knows them, one array per partition. */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -242,13 +249,15 @@ static void ug_vds_main(hid_t g, const char *gpath, const ug *u, char files[][25
 #undef MAPS
 }
 
-/* UseExternalPartitions: stem.vtkhdf + stem_part<k>.vtkhdf */
-static void ext_partitions(const char *stem, const ug *u) {
+/* UseExternalPartitions: stem.vtkhdf + stem_part<k>.vtkhdf; names[k], when given and
+ * not empty, is the name stored for part k instead of its file name (a URL, ...) */
+static void ext_partitions_named(const char *stem, const ug *u, char names[][256]) {
   char files[8][256], name[256];
   for (int p = 0; p < u->nparts; p++) {
     snprintf(files[p], sizeof files[p], "%s_part%d.vtkhdf", stem, p);
     ug one = {1, {u->np[p]}, {u->nc[p]}, {u->nci[p]}};
     ug_file(files[p], &one, p);
+    if (names && names[p][0]) snprintf(files[p], sizeof files[p], "%s", names[p]);
   }
   snprintf(name, sizeof name, "%s.vtkhdf", stem);
   hid_t f = new_file(name), g = group(f, "VTKHDF", 1);
@@ -256,6 +265,7 @@ static void ext_partitions(const char *stem, const ug *u) {
   ug_vds_main(g, "/VTKHDF", u, files);
   H5Gclose(g), H5Fclose(f);
 }
+static void ext_partitions(const char *stem, const ug *u) { ext_partitions_named(stem, u, NULL); }
 
 /* UseExternalComposite on a PartitionedDataSetCollection: /VTKHDF/<Block> is an external
  * link to <stem>_<Block>.vtkhdf:/VTKHDF; BlockB is partitioned again
@@ -520,6 +530,261 @@ static void bad_files(void) {
   H5Gclose(g), H5Fclose(f);
 }
 
+/* ---- hostile layouts (tests/vtkhdf/hostile.t, docs/vtkhdf.md) ---- */
+
+/* <stem>.expect.json: the rows vtkhdf_partitions must give for a 3-partition layout, from
+ * the generator's own counts (the true ones, also for a partition whose sub-file is
+ * broken: its row must then have NULL counts, the starts stay), each partition's status
+ * and the source_file it must name (a basename, or a whole URL). */
+static void expect_parts(const char *stem, const ug *u, const char *const *status, const char *const *source) {
+  char name[300];
+  snprintf(name, sizeof name, "%s.expect.json", stem);
+  FILE *f = fopen(path_of(name), "w");
+  if (!f) die(name);
+  long long pt = 0, c = 0, ci = 0;
+  fprintf(f, "[\n");
+  for (int p = 0; p < u->nparts; p++) {
+    fprintf(f,
+            "  {\"block\": \"\", \"step\": 0, \"partition\": %d, \"n_points\": %lld, \"n_cells\": %lld, "
+            "\"n_connectivity_ids\": %lld, \"point_offset\": %lld, \"cell_offset\": %lld, \"connectivity_offset\": %lld, "
+            "\"offsets_offset\": %lld, \"status\": \"%s\", \"source_file\": \"%s\"}%s\n",
+            p, u->np[p], u->nc[p], u->nci[p], pt, c, ci, c + p, status[p], source[p], p + 1 < u->nparts ? "," : "");
+    pt += u->np[p], c += u->nc[p], ci += u->nci[p];
+  }
+  fprintf(f, "]\n");
+  fclose(f);
+}
+
+static void text_file(const char *name) {
+  FILE *t = fopen(path_of(name), "w");
+  if (!t) die(name);
+  fputs("this is not an HDF5 file\n", t);
+  fclose(t);
+}
+
+/* A UseExternalPartitions layout of 3 non-empty partitions whose part1 is broken after
+ * the main file is written: how = "text" (a text file), "empty" (an HDF5 file without
+ * /VTKHDF), "no_nci" (its NumberOfConnectivityIds deleted), "short" (its count
+ * datasets hold no rows). HDF5 reads the fill value (0) for every one of them. */
+static const ug hostile3 = {3, {6, 4, 5}, {2, 1, 3}, {8, 4, 12}};
+static void broken_part(const char *stem, const char *how) {
+  char part1[300];
+  ext_partitions(stem, &hostile3);
+  snprintf(part1, sizeof part1, "%s_part1.vtkhdf", stem);
+  if (!strcmp(how, "text")) {
+    text_file(part1);
+  } else if (!strcmp(how, "empty")) {
+    hid_t f = new_file(part1), g = group(f, "Other", 0);
+    H5Gclose(g), H5Fclose(f);
+  } else {
+    hid_t f = H5Fopen(path_of(part1), H5F_ACC_RDWR, H5P_DEFAULT);
+    CK(f);
+    hid_t g = H5Gopen2(f, "VTKHDF", H5P_DEFAULT);
+    CK(g);
+    if (!strcmp(how, "no_nci")) {
+      CK(H5Ldelete(g, "NumberOfConnectivityIds", H5P_DEFAULT));
+    } else {
+      static const char *const counts[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds"};
+      for (int i = 0; i < 3; i++) {
+        CK(H5Ldelete(g, counts[i], H5P_DEFAULT));
+        di64(g, counts[i], 0, NULL);
+      }
+    }
+    H5Gclose(g), H5Fclose(f);
+  }
+  char s0[300], s1[300], s2[300];
+  snprintf(s0, sizeof s0, "%s_part0.vtkhdf", stem);
+  snprintf(s2, sizeof s2, "%s_part2.vtkhdf", stem);
+  snprintf(s1, sizeof s1, "%s", part1);
+  const char *st[3] = {"ok", "bad_source", "ok"}, *src[3] = {s0, s1, s2};
+  expect_parts(stem, &hostile3, st, src);
+}
+
+/* A PartitionedDataSetCollection whose BlockA is an external link to a file that is not
+ * HDF5 ("text") or holds no /VTKHDF ("empty"), or that names another host (target);
+ * BlockB is a plain external file. Expectation: one row per block. */
+static void broken_elink(const char *stem, const char *how, const char *target, const char *astatus,
+                         const char *asource, const char *bsource) {
+  char a[300], b[300], name[300];
+  snprintf(a, sizeof a, "%s_BlockA.vtkhdf", stem);
+  snprintf(b, sizeof b, "%s_BlockB.vtkhdf", stem);
+  ug ua = {1, {4}, {1}, {4}}, ub = {1, {5}, {2}, {8}};
+  if (!strcmp(how, "text")) {
+    text_file(a);
+  } else if (!strcmp(how, "empty")) {
+    hid_t f = new_file(a), g = group(f, "Other", 0);
+    H5Gclose(g), H5Fclose(f);
+  } else {
+    ug_file(a, &ua, 10);
+  }
+  ug_file(b, &ub, 20);
+  snprintf(name, sizeof name, "%s.vtkhdf", stem);
+  hid_t f = new_file(name), g = group(f, "VTKHDF", 1);
+  header(g, "PartitionedDataSetCollection", 2, 3);
+  CK(H5Lcreate_external(target ? target : a, "/VTKHDF", g, "BlockA", H5P_DEFAULT, H5P_DEFAULT));
+  CK(H5Lcreate_external(b, "/VTKHDF", g, "BlockB", H5P_DEFAULT, H5P_DEFAULT));
+  hid_t as = group(g, "Assembly", 1);
+  CK(H5Lcreate_soft("/VTKHDF/BlockA", as, "BlockA", H5P_DEFAULT, H5P_DEFAULT));
+  CK(H5Lcreate_soft("/VTKHDF/BlockB", as, "BlockB", H5P_DEFAULT, H5P_DEFAULT));
+  H5Gclose(as), H5Gclose(g), H5Fclose(f);
+  snprintf(name, sizeof name, "%s.expect.json", stem);
+  FILE *e = fopen(path_of(name), "w");
+  if (!e) die(name);
+  /* BlockA: the true counts (when it is a real file elsewhere) and its status */
+  fprintf(e,
+          "[\n  {\"block\": \"/Assembly/BlockA\", \"step\": %s, \"partition\": %s, \"n_points\": 4, \"n_cells\": 1, "
+          "\"n_connectivity_ids\": 4, \"point_offset\": 0, \"cell_offset\": 0, \"connectivity_offset\": 0, "
+          "\"offsets_offset\": 0, \"status\": \"%s\", \"source_file\": \"%s\"},\n",
+          strcmp(astatus, "ok") ? "null" : "0", strcmp(astatus, "ok") ? "null" : "0", astatus, asource);
+  fprintf(e,
+          "  {\"block\": \"/Assembly/BlockB\", \"step\": 0, \"partition\": 0, \"n_points\": 5, \"n_cells\": 2, "
+          "\"n_connectivity_ids\": 8, \"point_offset\": 0, \"cell_offset\": 0, \"connectivity_offset\": 0, "
+          "\"offsets_offset\": 0, \"status\": \"ok\", \"source_file\": \"%s\"}\n]\n",
+          bsource);
+  fclose(e);
+}
+
+static void hostile_files(void) {
+  broken_part("src_text", "text");
+  broken_part("src_empty", "empty");
+  broken_part("src_no_nci", "no_nci");
+  broken_part("src_short", "short");
+  broken_elink("elink_text", "text", NULL, "bad_source", "elink_text_BlockA.vtkhdf", "elink_text_BlockB.vtkhdf");
+  broken_elink("elink_empty", "empty", NULL, "bad_source", "elink_empty_BlockA.vtkhdf", "elink_empty_BlockB.vtkhdf");
+}
+
+/* Files whose sizes come from the file, not from its bytes: count datasets (and Points,
+ * ...) of 1e9 entries behind a virtual dataset whose source is gone, the same with a
+ * 2-D NumberOfPoints (read whole), an ImageData and an UnstructuredGrid with NSteps =
+ * 2^30. Each main file is a few KB. */
+static void huge_files(void) {
+  const long long n = 1000000000LL;
+  static const char *const names[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds", "Types",
+                                      "Offsets", "Connectivity"};
+  for (int twod = 0; twod < 2; twod++) {
+    hid_t f = new_file(twod ? "huge_2d.vtkhdf" : "huge_missing.vtkhdf"), g = group(f, "VTKHDF", 1);
+    header(g, "UnstructuredGrid", 2, 3);
+    for (int i = 0; i < 6; i++) {
+      char dp[300];
+      snprintf(dp, sizeof dp, "/VTKHDF/%s", names[i]);
+      vmap m = {"huge_gone.vtkhdf", 0, 0, n};
+      vds(g, dp, names[i], H5T_STD_I64LE, n, 1, &m, 1);
+    }
+    vmap m = {"huge_gone.vtkhdf", 0, 0, n};
+    vds(g, "/VTKHDF/Points", "Points", H5T_IEEE_F64LE, n, 3, &m, 1);
+    if (twod) { /* NumberOfPoints again, as (n, 1): not windowed, read whole */
+      CK(H5Ldelete(g, "NumberOfPoints", H5P_DEFAULT));
+      hsize_t d[2] = {(hsize_t)n, 1};
+      hid_t vsp = H5Screate_simple(2, d, NULL), ssp = H5Screate_simple(2, d, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      CK(H5Pset_virtual(dcpl, vsp, "huge_gone.vtkhdf", "/VTKHDF/NumberOfPoints", ssp));
+      hid_t ds = H5Dcreate2(g, "NumberOfPoints", H5T_STD_I64LE, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      CK(ds);
+      H5Dclose(ds), H5Pclose(dcpl), H5Sclose(ssp), H5Sclose(vsp);
+    }
+    H5Gclose(g), H5Fclose(f);
+  }
+  hid_t f = new_file("huge_steps.vtkhdf"), g = group(f, "VTKHDF", 1);
+  header(g, "ImageData", 2, 3);
+  long long ext[6] = {0, 1, 0, 1, 0, 1}, ns = 1LL << 30;
+  attr_ints(g, "WholeExtent", H5T_STD_I64LE, 6, ext);
+  hid_t s = group(g, "Steps", 1);
+  attr_ints(s, "NSteps", H5T_STD_I64LE, 1, &ns);
+  H5Gclose(s), H5Gclose(g), H5Fclose(f);
+  /* an UnstructuredGrid of one partition whose Steps group has NSteps = 2^30 and no
+   * datasets: every step has len(NumberOfPoints) / NSteps = 0 partitions */
+  ug one = {1, {4}, {1}, {4}};
+  f = new_file("huge_nsteps.vtkhdf"), g = group(f, "VTKHDF", 1);
+  header(g, "UnstructuredGrid", 2, 3);
+  ug_body(g, &one, 0);
+  s = group(g, "Steps", 1);
+  attr_ints(s, "NSteps", H5T_STD_I64LE, 1, &ns);
+  H5Gclose(s), H5Gclose(g), H5Fclose(f);
+}
+
+/* UseExternalPartitions over n part files (many_part<k>.vtkhdf, counts only and Points):
+ * HDF5's own read of a virtual dataset keeps each source it opened open (about 0.6 MB
+ * of metadata cache each). Expectation: every partition's counts and point start. */
+static void many_parts(int n) {
+  vmap *m = calloc(n, sizeof *m);
+  char (*files)[64] = calloc(n, sizeof *files);
+  long long *np = calloc(n, sizeof *np), acc = 0;
+  if (!m || !files || !np) die("malloc");
+  FILE *e = fopen(path_of("many_parts.expect.json"), "w");
+  if (!e) die("many_parts.expect.json");
+  fprintf(e, "[\n");
+  for (int k = 0; k < n; k++) {
+    snprintf(files[k], sizeof files[k], "many_part%d.vtkhdf", k);
+    np[k] = 1 + k % 7;
+    long long nc = k % 3, nci = 4 * nc;
+    hid_t f = new_file(files[k]), g = group(f, "VTKHDF", 0);
+    header(g, "UnstructuredGrid", 2, 3);
+    di64(g, "NumberOfPoints", 1, &np[k]);
+    di64(g, "NumberOfCells", 1, &nc);
+    di64(g, "NumberOfConnectivityIds", 1, &nci);
+    double pts[7 * 3] = {0};
+    dset(g, "Points", H5T_IEEE_F64LE, np[k], 3, pts, 1);
+    H5Gclose(g), H5Fclose(f);
+    fprintf(e, "  {\"partition\": %d, \"n_points\": %lld, \"n_cells\": %lld, \"n_connectivity_ids\": %lld, "
+               "\"point_offset\": %lld}%s\n", k, np[k], nc, nci, acc, k + 1 < n ? "," : "");
+    acc += np[k];
+  }
+  fprintf(e, "]\n");
+  fclose(e);
+  hid_t f = new_file("many_parts.vtkhdf"), g = group(f, "VTKHDF", 1);
+  header(g, "UnstructuredGrid", 2, 3);
+  static const char *const counts[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds"};
+  for (int i = 0; i < 3; i++) {
+    char dp[64];
+    snprintf(dp, sizeof dp, "/VTKHDF/%s", counts[i]);
+    for (int k = 0; k < n; k++) m[k] = (vmap){files[k], k, 0, 1};
+    vds(g, dp, counts[i], H5T_STD_I64LE, n, 1, m, n);
+  }
+  acc = 0;
+  for (int k = 0; k < n; k++) m[k] = (vmap){files[k], acc, 0, np[k]}, acc += np[k];
+  vds(g, "/VTKHDF/Points", "Points", H5T_IEEE_F64LE, acc, 3, m, n);
+  H5Gclose(g), H5Fclose(f);
+  free(m), free(files), free(np);
+}
+
+/* Sub-files named by URLs, for a main file served from the directory URL same (the
+ * generator's DIR): part1 of url_other on the host other; part1 of url_same by an
+ * absolute URL on the same host; part1 of url_joined by a relative name holding a URL
+ * (joined to the main file's directory it makes a malformed URL) and its part2 by a
+ * protocol-relative name (an absolute path to HDF5: found by its basename next to the
+ * main file); url_elink's BlockA an external link to other. */
+static void url_files(const char *same, const char *other) {
+  char names[3][256] = {"", "", ""}, s0[600], s1[600], s2[600];
+  const char *ok3[3] = {"ok", "ok", "ok"}, *src[3] = {s0, s1, s2};
+  snprintf(names[1], sizeof names[1], "%s/url_other_part1.vtkhdf", other);
+  ext_partitions_named("url_other", &hostile3, names);
+  snprintf(s0, sizeof s0, "%s/url_other_part0.vtkhdf", same);
+  snprintf(s1, sizeof s1, "%s", names[1]);
+  snprintf(s2, sizeof s2, "%s/url_other_part2.vtkhdf", same);
+  const char *dis[3] = {"ok", "disallowed_source", "ok"};
+  expect_parts("url_other", &hostile3, dis, src);
+
+  snprintf(names[1], sizeof names[1], "%s/url_same_part1.vtkhdf", same);
+  ext_partitions_named("url_same", &hostile3, names);
+  snprintf(s0, sizeof s0, "%s/url_same_part0.vtkhdf", same);
+  snprintf(s1, sizeof s1, "%s", names[1]);
+  snprintf(s2, sizeof s2, "%s/url_same_part2.vtkhdf", same);
+  expect_parts("url_same", &hostile3, ok3, src);
+
+  const char *host = strstr(other, "://") ? strstr(other, "://") + 3 : other;
+  snprintf(names[1], sizeof names[1], "h/%s/url_joined_part1.vtkhdf", other);
+  snprintf(names[2], sizeof names[2], "//%s/url_joined_part2.vtkhdf", host);
+  ext_partitions_named("url_joined", &hostile3, names);
+  snprintf(s0, sizeof s0, "%s/url_joined_part0.vtkhdf", same);
+  snprintf(s1, sizeof s1, "%s/%s", same, names[1]);
+  snprintf(s2, sizeof s2, "%s/url_joined_part2.vtkhdf", same);
+  expect_parts("url_joined", &hostile3, dis, src);
+
+  char target[600], bsrc[600];
+  snprintf(target, sizeof target, "%s/url_elink_BlockA.vtkhdf", other);
+  snprintf(bsrc, sizeof bsrc, "%s/url_elink_BlockB.vtkhdf", same);
+  broken_elink("url_elink", "file", target, "disallowed_source", target, bsrc);
+}
+
 /* bench/vtkhdf: a temporal UnstructuredGrid with nparts partitions x nsteps steps, moving
  * geometry (new count entries every step). Counts and Steps are written; the big arrays
  * are created at their full size but chunked and unwritten, so the file stays small
@@ -617,6 +882,15 @@ int main(int argc, char **argv) {
     big_file("big_negative.vtkhdf", 20000, 1, 1, 0, 12345);
     return 0;
   }
+  if (argc > 2 && !strcmp(argv[2], "huge")) { /* mkvtkhdf DIR huge: tests/vtkhdf/hostile.t */
+    huge_files();
+    many_parts(1000);
+    return 0;
+  }
+  if (argc > 4 && !strcmp(argv[2], "urls")) { /* mkvtkhdf DIR urls SAME OTHER: tests/vtkhdf/hostile.t */
+    url_files(argv[3], argv[4]);
+    return 0;
+  }
   ug three = {3, {6, 0, 5}, {2, 0, 3}, {8, 0, 12}};
   if (absolute) { /* only the multi-file layouts differ */
     ext_partitions("abs_partitions", &three);
@@ -637,5 +911,6 @@ int main(int argc, char **argv) {
   ext_composite("ext_composite");
   ext_steps("ext_steps");
   bad_files();
+  hostile_files();
   return 0;
 }

@@ -97,7 +97,7 @@ DATA_FAULTS = {
 }
 
 
-def check(what, template, path, todo=None):
+def check(what, template, path):
     vs = variants(path)
     family = "vds" if what.startswith("vds") else "vtkhdf" if what.startswith("vtkhdf") else "lindi"
     for p in DATA_FAULTS[family]:
@@ -110,19 +110,16 @@ def check(what, template, path, todo=None):
     missing = [name for i, (name, _, fails) in enumerate(vs) if fails and (i + 2) not in failed_lines]
     leaks = [ln for ln in text.splitlines() if "s3cret" in ln.lower()]
     ok(not leaks and rc not in (-9, 99), "%s: no secret in %d statements' output (%.1f s)" % (what, len(vs), secs),
-       "leaks:\n" + "\n".join(leaks[:20]) + "\nexit status %d" % rc, todo=todo if leaks else None)
+       "leaks:\n" + "\n".join(leaks[:20]) + "\nexit status %d" % rc)
     ok(not missing, "%s: every fault ended its statement with an error" % what,
        "no error for: %s\nstderr:\n%s" % (", ".join(missing), err))
 
 
 for what, template, path in TARGETS:
     check(what, template, path)
-# VTKHDF's own messages and its source_file / resolved_path columns are redacted by the
-# VTKHDF work (ext/core/formats/vtkhdf*, relations/vtkhdf*), not on this branch.
-VTK_TODO = "VTKHDF: its messages and source_file/resolved_path columns still show URLs unredacted (VTKHDF fix pending)"
 for what, template, path in VTK:
     if have_vtk:
-        check(what, template, path, todo=VTK_TODO)
+        check(what, template, path)
     else:
         ok(False, "%s: VTKHDF test files missing (build/mkvtkhdf)" % what)
 

@@ -42,8 +42,10 @@ typedef struct vh_array {
 } vh_array;
 
 typedef struct vh_source {
-  char *object, *kind, *file, *resolved, *target;
-  int exists;
+  char *object, *kind, *file, *resolved, *target; /* file and resolved as shown (redacted) */
+  int64_t exists;                                 /* 1, 0, or VH_NULL when not asked */
+  const char *status;                             /* ok, missing_source, bad_source, disallowed_source */
+  char *problem;                                  /* the fault, NULL when ok */
 } vh_source;
 
 typedef struct vh_block {
@@ -76,7 +78,8 @@ typedef struct vh_seg {
 } vh_seg;
 
 typedef struct vh_doc {
-  char *path;
+  char *path;  /* as given (a URL with its userinfo and ?query: for requests only) */
+  char *shown; /* path as errors and columns show it (vh_shown: no userinfo, no query) */
   vd_ctx *ctx;
   int remote;
   int64_t file; /* the HDF5 file, kept open while streamed leaves read from it; else -1 */
@@ -124,6 +127,12 @@ typedef struct vh_rows {
   char pend_msg[sizeof(((vd_err *)0)->msg)];
 } vh_rows;
 vd_code vh_rows_next(vh_rows *r, vd_err *err);
+/* 1 when the current row comes from a streamed leaf: every row of that leaf has the same
+ * block and type. vh_rows_skip_leaf then drops the rest of that leaf's rows (the next
+ * vh_rows_next gives the row after them), so a relation that makes nothing of a leaf's
+ * rows (vtkhdf_topologies of an UnstructuredGrid) does not walk them all. */
+int vh_rows_streamed(const vh_rows *r);
+void vh_rows_skip_leaf(vh_rows *r);
 
 /* ---- partition math (vtkhdf_parts.c), independent of HDF5 so it can be unit tested ---- */
 
@@ -182,14 +191,25 @@ static inline vd_code vh_col_get(vh_col *c, int64_t e, int64_t *out, vd_err *err
 /* Walks every (step, partition) of a leaf in order, one at a time: the Steps arrays come
  * from c (small, in memory), the count entries from the columns. scan[k] is a second
  * reader of nc[k] for PolyData's Offsets rule (it walks the earlier entries). */
-typedef struct vh_iter {
+typedef struct vh_iter vh_iter;
+/* Optional (a leaf with broken sub-files): fix sees entry e's counts (np, nc[k], nci[k])
+ * before they are summed, with the iterator at that partition's starts, and may replace
+ * them; fixscan may replace the NumberOfCells[k] of an earlier entry e that PolyData's
+ * Offsets rule reads (v as read). */
+typedef vd_code (*vh_fix_fn)(void *arg, const vh_iter *it, int64_t e, int64_t *np, int64_t *nc, int64_t *nci,
+                             vd_err *err);
+typedef int64_t (*vh_fixscan_fn)(void *arg, int k, int64_t e, int64_t v);
+struct vh_iter {
   const vh_counts *c;
   const char *what;
   vh_col *np, *nc[VH_NTOPO], *nci[VH_NTOPO], *scan[VH_NTOPO];
   int64_t t, j, n, p; /* step, partition in it, its partitions, its first entry */
   int64_t pt, cell[VH_NTOPO], conn[VH_NTOPO], offs[VH_NTOPO];
   int64_t m[VH_NTOPO], msum[VH_NTOPO], last_p, last_cell[VH_NTOPO]; /* PolyData scan state */
-} vh_iter;
+  vh_fix_fn fix;         /* set after vh_iter_init; NULL: the counts as read */
+  vh_fixscan_fn fixscan;
+  void *fix_arg;
+};
 
 /* Checks the Steps arrays against each other and against the columns' lengths (nothing
  * is read), and positions before the first partition. */

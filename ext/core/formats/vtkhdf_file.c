@@ -55,7 +55,7 @@ vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type) {
   }
   for (int i = 0; known_types[i]; i++)
     if (strcmp(*type, known_types[i]) == 0) return VD_OK;
-  vd_code rc = vd_fail(r->err, VD_INVALID, "%s: %s has an unknown VTKHDF Type '%s'", r->path, where, *type);
+  vd_code rc = vd_fail(r->err, VD_INVALID, "%s: %s has an unknown VTKHDF Type '%s'", r->name, where, *type);
   free(*type);
   *type = NULL;
   return rc;
@@ -151,7 +151,7 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
       vh_part *p;
       if ((rc = vhr_add_part(r, L, &p))) return rc;
       p->status = "empty_block";
-      p->source_file = vhr_intern(r->doc, L->holder, &(int){1});
+      p->source_file = vhr_intern(r->doc, L->shown, &(int){1});
     }
     return VD_OK;
   }
@@ -173,26 +173,26 @@ static vd_code read_all(rd *r) {
   char m[256];
   if (H5Lexists(r->file, "VTKHDF", H5P_DEFAULT) <= 0) {
     H5Eclear2(H5E_DEFAULT);
-    return vd_fail(r->err, VD_INVALID, "%s: no /VTKHDF group: not a VTKHDF file", r->path);
+    return vd_fail(r->err, VD_INVALID, "%s: no /VTKHDF group: not a VTKHDF file", r->name);
   }
   hid_t root = H5Gopen2(r->file, "VTKHDF", H5P_DEFAULT);
-  if (root < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open /VTKHDF (HDF5: %s)", r->path, vh5_msg(m, sizeof m));
+  if (root < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open /VTKHDF (HDF5: %s)", r->name, vh5_msg(m, sizeof m));
   char *type = NULL;
   vd_code rc = vhr_read_type(r, root, "/VTKHDF", &type);
-  if (!rc && !type) rc = vd_fail(r->err, VD_INVALID, "%s: /VTKHDF has no Type attribute (and Version is not 1.x)", r->path);
+  if (!rc && !type) rc = vd_fail(r->err, VD_INVALID, "%s: /VTKHDF has no Type attribute (and Version is not 1.x)", r->name);
   if (!rc && is_composite(type)) {
     if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS | VH_STARTS))) {
       hid_t ag = H5Lexists(root, "Assembly", H5P_DEFAULT) > 0 ? H5Gopen2(root, "Assembly", H5P_DEFAULT) : -1;
       if (ag < 0) {
-        rc = vd_fail(r->err, VD_INVALID, "%s: %s without an /VTKHDF/Assembly group", r->path, type);
+        rc = vd_fail(r->err, VD_INVALID, "%s: %s without an /VTKHDF/Assembly group", r->name, type);
       } else {
         rc = vhr_assembly(r, root, ag, "/Assembly", 0);
         H5Gclose(ag);
       }
     }
   } else if (!rc) {
-    leaf L = {"", type, r->path, ""};
-    snprintf(L.where, sizeof L.where, "%s: /VTKHDF", r->path);
+    leaf L = {"", type, r->path, r->name, ""};
+    snprintf(L.where, sizeof L.where, "%s: /VTKHDF", r->name);
     rc = vhr_do_leaf(r, root, &L);
   }
   if (!rc && (r->what & VH_SOURCES)) rc = vhr_walk_sources(r, root, "/VTKHDF", r->path, 0);
@@ -206,18 +206,18 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   doc->file = -1;
   doc->ctx = ctx;
   int remote = doc->remote = vh_is_url(url);
-  if (!remote && strstr(url, "://") && strncasecmp(url, "file://", 7) != 0)
-    return vd_fail(err, VD_UNSUPPORTED, "%s: VTKHDF is read from local files and http(s) URLs only so far", url);
+  vd_code rc = VD_OK;
+  if (!*url) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
+  /* schemes other than http(s) and file: the store's own refusal (and wording) */
+  if (!remote && (rc = vd_url_check(url, err))) return rc;
   char *path = remote ? strdup(url) : vd_url_path(url);
-  if (!path) return vd_nomem(err);
+  if (!path || !(doc->shown = vh_shown(path))) return free(path), vd_nomem(err);
   doc->path = path;
+  const char *name = doc->shown;
   if (!*path) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
-  if (!remote) {
-    if (access(path, R_OK) != 0) return vd_fail(err, VD_NOTFOUND, "%s: no such file (or not readable)", path);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-      return vd_fail(err, VD_INVALID, "%s: is a directory, not a VTKHDF file", path);
-  }
+  /* the store's refusals, in its words: missing, unreadable, a directory, a FIFO (which
+   * HDF5's open would wait on) */
+  if (!remote && (rc = vd_file_check_regular(path, err))) return rc;
 
   /* HDF5 prints its error stack by default; the core never prints, so switch it off
    * for this thread while we work and carry its messages into ours. */
@@ -226,36 +226,40 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   char m[256];
-  vd_code rc = VD_OK;
-  /* remote: every byte through the store (and its counters), sub-files included */
-  hid_t fapl = remote ? vh_vfd_fapl(ctx) : H5Pcreate(H5P_FILE_ACCESS);
+  /* remote: every byte through the store (and its counters), sub-files included, under
+   * the rule of vh_url_check against this URL */
+  hid_t fapl = remote ? vh_vfd_fapl(ctx, path) : H5Pcreate(H5P_FILE_ACCESS);
   /* read-only and unlocked: VDS reads through a read-write handle can return zeros,
    * and another process may be writing the file */
   if (fapl >= 0 && !remote) H5Pset_file_locking(fapl, 0, 1);
-  if (remote) vh5_set_remote(ctx), vh_vfd_begin(ctx);
+  /* sub-files are checked (and opened) with the same access list, once per name */
+  vh5_session(ctx, path, remote, fapl);
+  if (remote) vh_vfd_begin(ctx, path);
   htri_t ish5 = remote ? 1 : H5Fis_hdf5(path);
   hid_t f = ish5 > 0 && fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
   if (remote && f < 0 && *vh_vfd_last_error()) {
     rc = vd_fail(err, VD_IO, "%s", vh_vfd_last_error());
     H5Eclear2(H5E_DEFAULT);
   } else if (ish5 <= 0) {
-    rc = vd_fail(err, VD_INVALID, "%s: not an HDF5 file", path);
+    rc = vd_fail(err, VD_INVALID, "%s: not an HDF5 file", name);
     H5Eclear2(H5E_DEFAULT);
   } else if (f < 0) {
-    rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", path, vh5_msg(m, sizeof m));
+    rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", name, vh5_msg(m, sizeof m));
   } else {
-    rd r = {doc, ctx, remote, what, f, path, err};
+    rd r = {doc, ctx, remote, what, f, path, name, err};
     rc = read_all(&r);
     int streams = 0;
     for (int i = 0; i < doc->nsegs; i++) streams += doc->segs[i].st != NULL;
     if (streams && !rc) doc->file = f; /* the streamed leaves read from it later */
     else H5Fclose(f);
   }
+  vh5_session_end();
   if (fapl >= 0) H5Pclose(fapl);
-  if (remote) vh5_set_remote(NULL), vh_vfd_end();
+  if (remote) vh_vfd_end();
   if (remote && doc->file <= 0) vh_vfd_forget(ctx);
   H5Eclear2(H5E_DEFAULT);
   H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  if (rc) vh_err_redact(err);
   return rc;
 }
 
@@ -305,12 +309,22 @@ vd_code vh_rows_next(vh_rows *it, vd_err *err) {
   return VD_OK;
 }
 
+int vh_rows_streamed(const vh_rows *it) {
+  return !it->eof && it->seg < it->doc->nsegs && it->doc->segs[it->seg].st != NULL;
+}
+
+void vh_rows_skip_leaf(vh_rows *it) {
+  if (!vh_rows_streamed(it)) return;
+  vh_stream_done(it->doc->segs[it->seg].st);
+  it->seg++, it->i = 0, it->bi = it->bn = 0, it->pend = VD_OK;
+}
+
 void vh_doc_free(vh_doc *d) {
   for (int i = 0; i < d->nsegs; i++) vh_stream_free(d->segs[i].st);
   free(d->segs);
   if (d->file > 0) { /* 0 is never an HDF5 id: a doc that was never opened */
     vh_h5scope sc;
-    vh_h5_enter(&sc, d->ctx, d->remote);
+    vh_h5_enter(&sc, d->ctx, d->remote, d->path);
     H5Fclose(d->file);
     vh_h5_leave(&sc);
     if (d->remote) vh_vfd_forget(d->ctx);
@@ -324,7 +338,7 @@ void vh_doc_free(vh_doc *d) {
   }
   for (int i = 0; i < d->nsources; i++) {
     vh_source *s = &d->sources[i];
-    free(s->object), free(s->kind), free(s->file), free(s->resolved), free(s->target);
+    free(s->object), free(s->kind), free(s->file), free(s->resolved), free(s->target), free(s->problem);
   }
   for (int i = 0; i < d->nblocks; i++) {
     vh_block *b = &d->blocks[i];
@@ -335,7 +349,7 @@ void vh_doc_free(vh_doc *d) {
     for (int k = 0; k < la->na; k++) free(la->a[k].o);
     free(la->a), free(la->base_pt), free(la->base_cell);
   }
-  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path);
+  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path), free(d->shown);
   memset(d, 0, sizeof *d);
   d->file = -1;
 }

@@ -21,7 +21,7 @@ const char *vh5_msg(char *buf, size_t n) {
   char tmp[256] = "";
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, tmp);
   H5Eclear2(H5E_DEFAULT);
-  snprintf(buf, n, "%s", tmp);
+  vh_show_text(tmp, buf, n); /* HDF5 names files in its messages: a URL's secrets stay out */
   return buf;
 }
 
@@ -83,7 +83,11 @@ char *vh5_attr_str(hid_t obj, const char *name) {
   if (a < 0) return NULL;
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
   char *s = NULL;
-  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING && H5Sget_simple_extent_npoints(sp) >= 1) {
+  vd_err e;
+  hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  size_t tsz = t >= 0 ? H5Tget_size(t) : 0;
+  if (npts >= 1 && vh5_alloc_ok(npts, tsz > sizeof(char *) ? tsz : sizeof(char *), "attribute", name, &e)) npts = -1;
+  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING && npts >= 1) {
     hid_t mt = H5Tcopy(t);
     if (H5Tis_variable_str(t) > 0) {
       /* a scalar or the first of an array; read every element to free them all */
@@ -119,6 +123,8 @@ int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max) {
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
   if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_INTEGER) {
     hssize_t np = H5Sget_simple_extent_npoints(sp);
+    vd_err e;
+    if (np >= 1 && vh5_alloc_ok(np, sizeof(long long), "attribute", name, &e)) np = 0; /* a hostile extent */
     if (np >= 1) {
       long long *buf = calloc(np, sizeof *buf);
       if (buf && H5Aread(a, H5T_NATIVE_LLONG, buf) >= 0) {
@@ -160,6 +166,15 @@ static vd_code open_small(hid_t loc, const char *name, const char *what, hid_t *
   return VD_OK;
 }
 
+/* A dataset read whole: its d0 x d1 values must fit in max_alloc */
+static vd_code whole_ok(hid_t *ds, int64_t d0, int d1, const char *what, const char *name, vd_err *err) {
+  char wn[300];
+  snprintf(wn, sizeof wn, "reading %s whole", name);
+  vd_code rc = vh5_alloc_ok(d0 * d1, 8, what, wn, err);
+  if (rc) H5Dclose(*ds), *ds = -1;
+  return rc;
+}
+
 vd_code vh5_read_i64(hid_t loc, const char *name, int required, int offsets, const char *what, int64_t **v,
                      int64_t *n, int *cols, vd_err *err) {
   *v = NULL;
@@ -182,6 +197,7 @@ vd_code vh5_read_i64(hid_t loc, const char *name, int required, int offsets, con
     H5Dclose(ds);
     return vd_fail(err, VD_INVALID, "%s: %s is not an integer dataset", what, name);
   }
+  if ((rc = whole_ok(&ds, d0, d1, what, name, err))) return rc;
   int64_t *buf = malloc((size_t)(d0 * d1 > 0 ? d0 * d1 : 1) * sizeof *buf);
   if (!buf) {
     H5Dclose(ds);
@@ -261,6 +277,7 @@ vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, 
   int64_t d0;
   int d1;
   vd_code rc = open_small(loc, name, what, &ds, &d0, &d1, err);
+  if (!rc) rc = whole_ok(&ds, d0, d1, what, name, err);
   if (rc) return rc;
   double *buf = malloc((size_t)(d0 * d1 > 0 ? d0 * d1 : 1) * sizeof *buf);
   char m[256];
@@ -282,41 +299,256 @@ vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, 
   return VD_OK;
 }
 
-/* Remote files: existence is a HEAD through the store, asked once per name while one
- * file is read (a file with many partitions maps the same few sub-files many times). */
-typedef struct memo {
-  char *name;
-  int exists;
-} memo;
-static _Thread_local vd_ctx *remote_ctx;
-static _Thread_local memo *memos;
-static _Thread_local int nmemos;
+/* ---- the session of one vh_open: sub-files checked once per name ---- */
 
-void vh5_set_remote(vd_ctx *ctx) {
-  for (int i = 0; i < nmemos; i++) free(memos[i].name);
-  free(memos);
-  memos = NULL;
-  nmemos = 0;
-  remote_ctx = ctx;
+/* One name (a file, or "file\n object") and what it was found to be. A dataset's rank
+ * and extent are kept, to check each mapping's rows against them. */
+typedef struct memo {
+  char *key;
+  vh5_found f;
+  int rank;      /* a dataset: its rank; -1 otherwise */
+  hsize_t *dims;
+} memo;
+
+static _Thread_local struct session {
+  vd_ctx *ctx;
+  const char *base;
+  int remote;
+  hid_t fapl;
+  int64_t max_alloc;
+  memo *tab;
+  size_t cap, n;
+} S = {.fapl = -1};
+
+void vh5_found_free(vh5_found *f) {
+  free(f->why);
+  f->why = NULL;
 }
 
-static int exists_(const char *p) {
-  if (!vh_is_url(p)) return access(p, F_OK) == 0;
-  if (!remote_ctx) return 0;
-  for (int i = 0; i < nmemos; i++)
-    if (!strcmp(memos[i].name, p)) return memos[i].exists;
-  if (vh_vfd_known(remote_ctx, p)) return 1;
-  vd_objinfo info = {0};
-  vd_err e;
-  int ok = vd_head(remote_ctx, p, &info, &e) == VD_OK;
-  if (ok) vh_vfd_prime(remote_ctx, p, info.size);
-  vd_objinfo_free(&info);
-  memo *m = realloc(memos, (nmemos + 1) * sizeof *m);
-  if (m) {
-    memos = m;
-    if ((memos[nmemos].name = strdup(p))) memos[nmemos++].exists = ok;
+static void memo_clear(void) {
+  for (size_t i = 0; i < S.cap; i++)
+    if (S.tab[i].key) free(S.tab[i].key), vh5_found_free(&S.tab[i].f), free(S.tab[i].dims);
+  free(S.tab);
+  S.tab = NULL;
+  S.cap = S.n = 0;
+}
+
+void vh5_session(vd_ctx *ctx, const char *base, int remote, hid_t fapl) {
+  memo_clear();
+  S.ctx = ctx, S.base = base, S.remote = remote, S.fapl = fapl;
+  S.max_alloc = ctx ? ctx->cfg.max_alloc : 0;
+}
+
+void vh5_session_end(void) {
+  memo_clear();
+  S.ctx = NULL, S.base = NULL, S.remote = 0, S.fapl = -1, S.max_alloc = 0;
+}
+
+vd_code vh5_alloc_ok(int64_t n, size_t each, const char *what, const char *name, vd_err *err) {
+  int64_t lim = S.max_alloc > 0 ? S.max_alloc : 256 << 20, bytes = 0;
+  if (n < 0 || __builtin_mul_overflow(n, (int64_t)each, &bytes))
+    return vd_fail(err, VD_INVALID, "%s: %s needs more than 2^63 bytes: refused", what, name);
+  if (bytes > lim)
+    return vd_fail(err, VD_INVALID, "%s: %s needs %lld bytes, more than vdsql_config('max_alloc') (%lld): refused",
+                   what, name, (long long)bytes, (long long)lim);
+  return VD_OK;
+}
+
+static uint64_t hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* The entry of key (added, unknown, when absent); NULL when memory runs out. Pointers
+ * are good until the next call. */
+static memo *memo_get(const char *key) {
+  if ((S.n + 1) * 2 > S.cap) {
+    size_t nc = S.cap ? S.cap * 2 : 64;
+    memo *t = calloc(nc, sizeof *t);
+    if (!t) return NULL;
+    for (size_t i = 0; i < S.cap; i++)
+      if (S.tab[i].key) {
+        size_t j = hash(S.tab[i].key) & (nc - 1);
+        while (t[j].key) j = (j + 1) & (nc - 1);
+        t[j] = S.tab[i];
+      }
+    free(S.tab);
+    S.tab = t, S.cap = nc;
   }
-  return ok;
+  size_t i = hash(key) & (S.cap - 1);
+  while (S.tab[i].key) {
+    if (!strcmp(S.tab[i].key, key)) return &S.tab[i];
+    i = (i + 1) & (S.cap - 1);
+  }
+  if (!(S.tab[i].key = strdup(key))) return NULL;
+  S.tab[i].f.state = (vh5_state)-1; /* not asked yet */
+  S.tab[i].rank = -1;
+  S.n++;
+  return &S.tab[i];
+}
+
+static void set_found(vh5_found *f, vh5_state st, int exists, const char *why) {
+  free(f->why);
+  f->state = st, f->exists = exists;
+  f->why = why ? strdup(why) : NULL;
+}
+
+const char *vh5_status(vh5_state st) {
+  switch (st) {
+    case VH5_OK: return "ok";
+    case VH5_MISSING: return "missing_source";
+    case VH5_BAD: return "bad_source";
+    default: return "disallowed_source";
+  }
+}
+
+static hid_t open_file(const char *p) {
+  hid_t f = H5Fopen(p, H5F_ACC_RDONLY, S.fapl >= 0 ? S.fapl : H5P_DEFAULT);
+  return f;
+}
+
+/* What the file at p is: asked once per name. Remote names are checked against the main
+ * file's URL before anything is sent (a disallowed one costs no request), then asked for
+ * with a HEAD (whose answer HDF5's own open reuses); a file that is there must open as
+ * HDF5. */
+static void probe_file(const char *p, vh5_found *out) {
+  memo *m = memo_get(p);
+  if (m && (int)m->f.state >= 0) {
+    set_found(out, m->f.state, m->f.exists, m->f.why);
+    return;
+  }
+  char shown[600], why[1200], hm[256];
+  vh_show(p, shown, sizeof shown);
+  vh5_state st = VH5_OK;
+  int exists = 1;
+  vd_err e;
+  why[0] = 0;
+  if (vh_is_url(p) && !S.remote) { /* HDF5 reads a local file's sub-files as local paths */
+    st = VH5_MISSING, exists = 0;
+    snprintf(why, sizeof why, "%s: a URL named by a local file is not fetched", shown);
+  } else if (vh_is_url(p)) {
+    int k = S.ctx ? vh_vfd_known(S.ctx, p) : 0;
+    if (!S.ctx || vh_url_check(S.ctx, S.base, p, &e)) {
+      st = VH5_DISALLOWED, exists = -1;
+      snprintf(why, sizeof why, "%s", S.ctx ? e.msg : "no context");
+    } else if (k < 0) {
+      st = VH5_MISSING, exists = 0;
+      snprintf(why, sizeof why, "%s: not found", shown);
+    } else if (!k) {
+      vd_objinfo info = {0};
+      vd_code rc = vd_head(S.ctx, p, &info, &e);
+      if (rc == VD_NOTFOUND) st = VH5_MISSING, exists = 0;
+      else if (rc) st = VH5_BAD, exists = -1;
+      if (rc) snprintf(why, sizeof why, "%s", e.msg);
+      /* what HDF5's open of it through the driver can reuse: its size, or that it is gone */
+      if (rc == VD_NOTFOUND) vh_vfd_prime(S.ctx, p, -1);
+      else if (!rc && info.size >= 0) vh_vfd_prime(S.ctx, p, info.size);
+      vd_objinfo_free(&info);
+    }
+  } else if (S.remote || access(p, F_OK) != 0) {
+    st = VH5_MISSING, exists = 0;
+    snprintf(why, sizeof why, "%s: no such file", shown);
+  }
+  if (st == VH5_OK) {
+    hid_t f = open_file(p);
+    if (f >= 0) {
+      H5Fclose(f);
+    } else if (!vh_is_url(p) && H5Fis_hdf5(p) <= 0) {
+      st = VH5_BAD;
+      snprintf(why, sizeof why, "%s: not an HDF5 file", shown);
+    } else {
+      st = VH5_BAD;
+      snprintf(why, sizeof why, "%s: cannot open as HDF5 (HDF5: %s)", shown, vh5_msg(hm, sizeof hm));
+    }
+    H5Eclear2(H5E_DEFAULT);
+  }
+  set_found(out, st, exists, why[0] ? why : NULL);
+  if ((m = memo_get(p))) set_found(&m->f, st, exists, out->why);
+}
+
+void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t nmapped, vh5_found *f) {
+  if (f->state != VH5_OK) return;
+  size_t kl = strlen(file) + strlen(obj) + 2;
+  char *key = malloc(kl);
+  if (!key) return;
+  snprintf(key, kl, "%s\n%s", file, obj);
+  char shown[600], why[1200], hm[256];
+  vh_show(file, shown, sizeof shown);
+  memo *m = memo_get(key);
+  if (m && (int)m->f.state < 0) {
+    vh5_state st = VH5_OK;
+    int rank = -1;
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    why[0] = 0;
+    hid_t fid = open_file(file);
+    if (fid < 0) {
+      st = VH5_BAD;
+      snprintf(why, sizeof why, "%s: cannot open as HDF5 (HDF5: %s)", shown, vh5_msg(hm, sizeof hm));
+    } else if (srcspace >= 0) {
+      hid_t ds = H5Lexists(fid, obj, H5P_DEFAULT) > 0 ? H5Dopen2(fid, obj, H5P_DEFAULT) : -1;
+      hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+      if (sp < 0) {
+        st = VH5_BAD;
+        snprintf(why, sizeof why, "%s: has no dataset %s", shown, obj);
+      } else {
+        rank = H5Sget_simple_extent_ndims(sp);
+        if (rank > 0) H5Sget_simple_extent_dims(sp, dims, NULL);
+        H5Sclose(sp);
+      }
+      if (ds >= 0) H5Dclose(ds);
+    } else {
+      int root = !obj[0] || !strcmp(obj, "/");
+      hid_t o = root || H5Lexists(fid, obj, H5P_DEFAULT) > 0 ? H5Oopen(fid, root ? "/" : obj, H5P_DEFAULT) : -1;
+      if (o < 0) {
+        st = VH5_BAD;
+        snprintf(why, sizeof why, "%s: has no %s", shown, obj);
+      } else {
+        H5Oclose(o);
+      }
+    }
+    if (fid >= 0) H5Fclose(fid);
+    H5Eclear2(H5E_DEFAULT);
+    if ((m = memo_get(key))) {
+      set_found(&m->f, st, 1, why[0] ? why : NULL);
+      m->rank = rank;
+      if (rank > 0 && (m->dims = malloc((size_t)rank * sizeof *m->dims))) memcpy(m->dims, dims, (size_t)rank * sizeof *dims);
+    }
+  }
+  free(key);
+  if (!m) return;
+  if (m->f.state != VH5_OK) {
+    set_found(f, m->f.state, m->f.exists, m->f.why);
+    return;
+  }
+  if (srcspace < 0) return;
+  /* the rows (and columns) the mapping reads must be in the source dataset: HDF5 fills
+   * what is beyond its extent with the fill value. A mapping of the whole source (h5py
+   * writes those; its extent is then not stored) needs as many values as it maps. */
+  int r = H5Sget_simple_extent_ndims(srcspace);
+  hsize_t s0[H5S_MAX_RANK], e0[H5S_MAX_RANK];
+  if (r <= 0 || H5Sget_select_type(srcspace) == H5S_SEL_ALL) {
+    uint64_t have = 1;
+    for (int d = 0; d < m->rank; d++) have = __builtin_mul_overflow(have, m->dims[d], &have) ? UINT64_MAX : have;
+    if (m->rank < 0 || have < (uint64_t)nmapped) {
+      snprintf(why, sizeof why, "%s: %s has %llu values, the virtual dataset maps %lld", shown, obj,
+               (unsigned long long)(m->rank < 0 ? 0 : have), (long long)nmapped);
+      set_found(f, VH5_BAD, 1, why);
+    }
+  } else if (r != m->rank) {
+    snprintf(why, sizeof why, "%s: %s has %d dimensions, the virtual dataset maps %d", shown, obj, m->rank, r);
+    set_found(f, VH5_BAD, 1, why);
+  } else if (r > 0 && m->dims && H5Sget_select_bounds(srcspace, s0, e0) >= 0) {
+    for (int d = 0; d < r; d++)
+      if (e0[d] >= m->dims[d]) {
+        snprintf(why, sizeof why, "%s: %s has %llu %s, the virtual dataset maps %s %llu..%llu", shown, obj,
+                 (unsigned long long)m->dims[d], d ? "columns" : "rows", d ? "columns" : "rows",
+                 (unsigned long long)s0[d], (unsigned long long)e0[d]);
+        set_found(f, VH5_BAD, 1, why);
+        break;
+      }
+  }
+  H5Eclear2(H5E_DEFAULT);
 }
 
 static char *join(const char *dir, size_t dn, const char *name) {
@@ -330,61 +562,84 @@ static char *join(const char *dir, size_t dn, const char *name) {
   return s;
 }
 
-char *vh5_resolve(const char *holder, const char *name, int *exists) {
-  *exists = 0;
-  if (strcmp(name, ".") == 0) {
-    *exists = 1;
-    return strdup(holder);
+/* HDF5's candidates for name stored in holder, in the order it tries them (1.10's
+ * H5F_prefix_open_file without the *_PREFIX settings). */
+static int candidates(const char *holder, const char *name, char **c) {
+  int n = 0;
+  if (vh_is_url(holder)) {
+    /* HDF5 joins onto holder up to its last '/' (a '/' inside a ?query too: the result
+     * is then refused by vh_url_check); its other tries are local paths, which the
+     * driver refuses without a request */
+    const char *slash = strrchr(holder, '/');
+    size_t dn = slash ? (size_t)(slash - holder) : strlen(holder);
+    const char *url = vh_vfd_url(name);
+    if (url) { /* a URL (or the current directory and a URL) */
+      c[n++] = strdup(url);
+    } else if (name[0] == '/') { /* a local absolute name: its basename next to holder */
+      c[n++] = join(holder, dn, strrchr(name, '/') + 1);
+    } else {
+      c[n++] = join(holder, dn, name);
+    }
+    return n;
+  }
+  if (vh_is_url(name)) { /* a local file's sub-file is a local path to HDF5: not there */
+    c[n++] = strdup(name);
+    return n;
   }
   const char *slash = strrchr(holder, '/');
   size_t dn = slash ? (size_t)(slash - holder) : 0;
   if (slash && dn == 0) dn = 1; /* holder in "/" */
   char dir[4096];
   snprintf(dir, sizeof dir, "%.*s", (int)dn, slash ? holder : ".");
-  if (!slash) dn = 1;
-  char *first = NULL;
-  if (vh_is_url(name)) {
-    *exists = exists_(name);
-    return strdup(name);
-  }
-  if (name[0] == '/' && vh_is_url(holder)) {
-    /* a local absolute name stored in a remote file: HDF5 ends up next to the holder */
-    const char *base = strrchr(name, '/') + 1;
-    char *p = join(dir, strlen(dir), base);
-    if (p) *exists = exists_(p);
-    return p;
-  }
+  int root = strcmp(dir, "/") == 0;
   if (name[0] == '/') {
-    if (exists_(name)) {
-      *exists = 1;
-      return strdup(name);
+    /* as stored, then (HDF5 strips the directory of a missing absolute name) next to holder */
+    c[n++] = strdup(name);
+    c[n++] = join(root ? "" : dir, root ? 0 : strlen(dir), strrchr(name, '/') + 1);
+    return n;
+  }
+  c[n++] = strcmp(dir, ".") == 0 ? strdup(name) : join(root ? "" : dir, root ? 0 : strlen(dir), name);
+  c[n++] = strdup(name); /* last in HDF5's order: the name as given, from the CWD */
+  return n;
+}
+
+char *vh5_resolve(const char *holder, const char *name, vh5_found *f) {
+  memset(f, 0, sizeof *f);
+  if (strcmp(name, ".") == 0) {
+    f->state = VH5_OK, f->exists = 1;
+    return strdup(holder);
+  }
+  char *c[3] = {NULL, NULL, NULL};
+  int n = candidates(holder, name, c), pick = -1, oom = 0;
+  vh5_found best = {VH5_MISSING, 0, NULL};
+  for (int i = 0; i < n; i++) {
+    if (!c[i]) {
+      oom = 1;
+      continue;
     }
-    /* HDF5 strips the directory of a missing absolute name and looks next to holder */
-    const char *base = strrchr(name, '/') + 1;
-    char *p = join(strcmp(dir, "/") ? dir : "", strcmp(dir, "/") ? strlen(dir) : 0, base);
-    if (p && exists_(p)) {
-      *exists = 1;
-      return p;
+    vh5_found x = {0};
+    probe_file(c[i], &x);
+    /* the first that opens wins; else the first that is there (or was not asked for) */
+    int better = pick < 0 || x.state == VH5_OK || (best.state == VH5_MISSING && x.state != VH5_MISSING);
+    if (better) {
+      vh5_found_free(&best);
+      best = x, pick = i;
+      if (x.state == VH5_OK) break;
+    } else {
+      vh5_found_free(&x);
     }
-    free(p);
-    return strdup(name);
   }
-  first = strcmp(dir, ".") == 0 ? strdup(name) : join(strcmp(dir, "/") ? dir : "", strcmp(dir, "/") ? strlen(dir) : 0, name);
-  if (!first) return NULL;
-  if (exists_(first)) {
-    *exists = 1;
-    return first;
-  }
-  if (!vh_is_url(holder) && exists_(name)) { /* last in HDF5's order: the name as given, from the CWD */
-    free(first);
-    *exists = 1;
-    return strdup(name);
-  }
-  return first;
+  /* a missing name is reported where it was expected first */
+  char *r = NULL;
+  if (!oom || pick >= 0) r = strdup(best.state == VH5_MISSING && c[0] ? c[0] : c[pick]);
+  for (int i = 0; i < n; i++) free(c[i]);
+  *f = best;
+  if (!r) vh5_found_free(f);
+  return r;
 }
 
 void vh5_maps_free(vh5_map *m, int n) {
-  for (int i = 0; i < n; i++) free(m[i].file), free(m[i].resolved), free(m[i].dset);
+  for (int i = 0; i < n; i++) free(m[i].file), free(m[i].resolved), free(m[i].dset), free(m[i].shown), vh5_found_free(&m[i].src);
   free(m);
 }
 
@@ -420,10 +675,13 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
   vd_code rc = VD_OK;
   size_t cnt = 0;
   if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &cnt) >= 0 && cnt > 0) {
-    vh5_map *v = calloc(cnt, sizeof *v);
-    if (!v) rc = vd_nomem(err);
+    char mname[600];
+    snprintf(mname, sizeof mname, "the virtual mappings of %s", name);
+    rc = vh5_alloc_ok((int64_t)cnt, sizeof(vh5_map), what, mname, err);
+    vh5_map *v = rc ? NULL : calloc(cnt, sizeof *v);
+    if (!v && !rc) rc = vd_nomem(err);
     for (size_t i = 0; v && i < cnt && !rc; i++) {
-      hid_t vs = H5Pget_virtual_vspace(dcpl, i);
+      hid_t vs = H5Pget_virtual_vspace(dcpl, i), ss = H5Pget_virtual_srcspace(dcpl, i);
       hsize_t s[H5S_MAX_RANK] = {0}, e[H5S_MAX_RANK] = {0};
       if (vs < 0 || H5Sget_select_bounds(vs, s, e) < 0) {
         rc = vd_fail(err, VD_INVALID, "%s: %s: cannot read virtual mapping %zu (HDF5: %s)", what, name, i,
@@ -434,9 +692,20 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
         v[i].file = plist_str(dcpl, i, 1);
         v[i].dset = plist_str(dcpl, i, 0);
         if (!v[i].file || !v[i].dset) rc = vd_nomem(err);
-        else if (!(v[i].resolved = vh5_resolve(holder, v[i].file, &v[i].exists))) rc = vd_nomem(err);
+        else if (!(v[i].resolved = vh5_resolve(holder, v[i].file, &v[i].src))) rc = vd_nomem(err);
+        else if (!(v[i].shown = vh_shown(v[i].resolved))) rc = vd_nomem(err);
+        else vh5_check_object(v[i].resolved, v[i].dset, ss, H5Sget_select_npoints(vs), &v[i].src); /* holds them? */
+        /* a contiguous block of a 1-D dataset from a contiguous block (or all) of a 1-D source */
+        hsize_t ss0[H5S_MAX_RANK] = {0}, se0[H5S_MAX_RANK] = {0};
+        int all = ss >= 0 && H5Sget_select_type(ss) == H5S_SEL_ALL;
+        if (!rc && H5Sget_simple_extent_ndims(vs) == 1 && H5Sget_select_npoints(vs) == v[i].count && ss >= 0 &&
+            (all || (H5Sget_simple_extent_ndims(ss) == 1 && H5Sget_select_bounds(ss, ss0, se0) >= 0 &&
+                     H5Sget_select_npoints(ss) == (hssize_t)(se0[0] - ss0[0] + 1) && se0[0] - ss0[0] + 1 == (hsize_t)v[i].count)))
+          v[i].plain = 1, v[i].src_start = all ? 0 : (int64_t)ss0[0];
+        H5Eclear2(H5E_DEFAULT);
       }
       if (vs >= 0) H5Sclose(vs);
+      if (ss >= 0) H5Sclose(ss);
     }
     if (rc) {
       vh5_maps_free(v, (int)cnt);

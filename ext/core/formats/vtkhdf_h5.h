@@ -40,25 +40,66 @@ vd_code vh5_open_counts(hid_t loc, const char *name, const char *what, hid_t *ds
 vd_code vh5_read_rows(hid_t ds, int64_t lo, int64_t n, int64_t *dst, const char *what, const char *name, vd_err *err);
 vd_code vh5_read_f64(hid_t loc, const char *name, const char *what, double **v, int64_t *n, vd_err *err);
 
+/* While one file is read (vh_open): what sub-files (and the objects in them) are is
+ * asked once per name; remote sub-files go through ctx's store under the rule of
+ * vh_url_check against base, the main file; fapl is the main file's access list (sub-files
+ * are opened with it, as HDF5 does); max_alloc bounds what one read of a dataset, an
+ * attribute or the mappings of a virtual dataset may allocate. vh5_session_end forgets
+ * it all. */
+void vh5_session(vd_ctx *ctx, const char *base, int remote, hid_t fapl);
+void vh5_session_end(void);
+/* Refuses n items of each bytes beyond max_alloc: "<what>: <name> needs N bytes, more than
+ * vdsql_config('max_alloc') (M)". */
+vd_code vh5_alloc_ok(int64_t n, size_t each, const char *what, const char *name, vd_err *err);
+
+/* What a sub-file (or an object in it) named by a link or a virtual dataset is, as HDF5
+ * would find it. Anything but VH5_OK makes HDF5 read the fill value (zeros) for a virtual
+ * dataset, or fail an external link. */
+typedef enum vh5_state {
+  VH5_OK,         /* it opens as HDF5 (and holds the object, with the shape mapped) */
+  VH5_MISSING,    /* no such file (a 404) */
+  VH5_BAD,        /* there, but not HDF5, or without the object, or too small */
+  VH5_DISALLOWED  /* a remote main file's sub-file on another host, or a malformed URL: never requested */
+} vh5_state;
+/* The partition status of a state: ok, missing_source, bad_source, disallowed_source */
+const char *vh5_status(vh5_state st);
+
+/* What vh5_resolve found */
+typedef struct vh5_found {
+  vh5_state state;
+  int exists;   /* 1, 0, or -1 when not asked (disallowed, a failed HEAD) */
+  char *why;    /* malloc'd, NULL when ok: the fault, naming the file (redacted) */
+} vh5_found;
+void vh5_found_free(vh5_found *f);
+
 /* Where a file name stored in holder (VDS source or external link) really is, following
  * HDF5 1.10's rules: "." is holder; relative names against holder's directory, then the
- * CWD; a missing absolute name is looked for by its basename next to holder.
- * Returns the path (malloc'd; where it was expected when missing) and sets *exists. */
-char *vh5_resolve(const char *holder, const char *name, int *exists);
-
-/* While a remote file is read, existence checks go through ctx's store (NULL ends it and
- * forgets what was learnt). */
-void vh5_set_remote(vd_ctx *ctx);
+ * CWD; a missing absolute name is looked for by its basename next to holder. The first
+ * candidate that opens as HDF5 wins, as in HDF5. A remote holder's candidates are URLs
+ * that must pass vh_url_check (a name that is not one is disallowed, not asked for).
+ * Returns the path (malloc'd; where it was expected when missing) and *f. */
+char *vh5_resolve(const char *holder, const char *name, vh5_found *f);
+/* When f is ok: whether file holds obj (any object), and when srcspace >= 0 a dataset of
+ * srcspace's rank whose extent covers srcspace's selection (of the whole source: that
+ * holds at least nmapped values); else f becomes VH5_BAD. */
+void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t nmapped, vh5_found *f);
 
 /* One mapping of a virtual dataset, along its first dimension. */
 typedef struct vh5_map {
   int64_t start, count;
   char *file, *resolved, *dset;
-  int exists;
+  char *shown; /* resolved as it may be shown (vh_shown) */
+  vh5_found src;
+  /* a plain mapping of a 1-D dataset: rows [start, start + count) are rows
+   * [src_start, src_start + count) of a 1-D source (so they can be read from the source
+   * directly) */
+  int plain;
+  int64_t src_start;
 } vh5_map;
 
 /* The mappings of dataset name in loc (0 when it is not virtual or absent), sorted by
- * start. holder is the file that holds the dataset. */
+ * start, each source checked (vh5_resolve, vh5_check_object). holder is the file that
+ * holds the dataset. */
 vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char *what, vh5_map **maps, int *n,
                      vd_err *err);
 void vh5_maps_free(vh5_map *m, int n);

@@ -128,7 +128,11 @@ vd_code vh_iter_init(vh_iter *it, const vh_counts *c, vh_col *np, vh_col *const 
         if (c->number_of_parts[t] < 0)
           return vd_fail(err, VD_INVALID, "%s: Steps/NumberOfParts[%lld] is negative", what, (long long)t);
   }
-  for (int64_t t = 0; t < ns; t++) {
+  /* Without PartOffsets and NumberOfParts every step has len(NumberOfPoints) / NSteps
+   * partitions: none at all when NSteps (an attribute, up to 2^30) exceeds the entries,
+   * and then there is nothing to walk, step by step or at all */
+  int empty = c->has_steps && !c->number_of_parts && !c->part_offsets && ns > 0 && np->n / ns == 0;
+  for (int64_t t = 0; !empty && t < ns; t++) {
     int64_t n = parts_of(c, np->n, t), p = first_entry(c, t, n);
     /* p and n come from the file: compare without forming p + n before it is known small */
     if (p > np->n || n > np->n - p)
@@ -141,7 +145,7 @@ vd_code vh_iter_init(vh_iter *it, const vh_counts *c, vh_col *np, vh_col *const 
                        what, (long long)t, (long long)n, (long long)p, c->poly ? vh_topo_names[k] : "",
                        c->poly ? "/" : "", (long long)nc[k]->n);
   }
-  it->t = -1;
+  it->t = empty ? ns - 1 : -1; /* empty: at the end already */
   it->last_p = -1;
   return VD_OK;
 }
@@ -177,6 +181,7 @@ static vd_code begin_step(vh_iter *it, int64_t t, vd_err *err) {
       int64_t v;
       vd_code rc = vh_col_get(it->scan[k], it->m[k], &v, err);
       if (rc) return rc;
+      if (it->fixscan) v = it->fixscan(it->fix_arg, k, it->m[k], v);
       if (__builtin_add_overflow(it->msum[k], v, &it->msum[k])) return overflow(it, err);
       it->m[k]++;
     }
@@ -201,13 +206,16 @@ static inline __attribute__((always_inline)) vd_code iter_step(vh_iter *it, vh_s
   x->step = it->t;
   x->partition = j;
   x->entry = e;
+  int64_t cnc[VH_NTOPO], cnci[VH_NTOPO];
   if ((rc = vh_col_get(it->np, e, &x->np, err))) return rc;
+  for (int k = 0; k < ntopo; k++)
+    if ((rc = vh_col_get(it->nc[k], e, &cnc[k], err)) || (rc = vh_col_get(it->nci[k], e, &cnci[k], err))) return rc;
+  if (it->fix && (rc = it->fix(it->fix_arg, it, e, &x->np, cnc, cnci, err))) return rc;
   x->point_off = it->pt;
   int ovf = __builtin_add_overflow(it->pt, x->np, &it->pt); /* hostile counts: no wrap-around */
   x->nc = x->nci = x->cell_off = 0;
   for (int k = 0; k < ntopo; k++) {
-    int64_t nc, nci;
-    if ((rc = vh_col_get(it->nc[k], e, &nc, err)) || (rc = vh_col_get(it->nci[k], e, &nci, err))) return rc;
+    int64_t nc = cnc[k], nci = cnci[k];
     if (c->poly) {
       y->nc[k] = nc;
       y->nci[k] = nci;
@@ -237,7 +245,7 @@ vd_code vh_iter_next(vh_iter *it, vh_slot *x, vh_topo *y, int *eof, vd_err *err)
  * windows: the same sums as iter_step, with the running starts in registers. Returns how
  * many rows it made (0: let iter_step take the next one). */
 static int ug_run(vh_iter *it, vh_slot *x, int max) {
-  if (it->t < 0 || it->j >= it->n) return 0;
+  if (it->t < 0 || it->j >= it->n || it->fix) return 0;
   vh_col *cp = it->np, *cc = it->nc[0], *ci = it->nci[0];
   int64_t e = it->p + it->j;
   if (e < cp->lo || e < cc->lo || e < ci->lo) return 0;

@@ -16,7 +16,8 @@ typedef struct rd {
   int remote;
   unsigned what;
   hid_t file;
-  const char *path;
+  const char *path; /* the file as given: for HDF5 and the resolution of sub-files */
+  const char *name; /* the file as errors and columns show it (redacted) */
   vd_err *err;
 } rd;
 
@@ -41,7 +42,8 @@ typedef struct names {
 /* The leaf being read (a plain file's /VTKHDF or a composite's block) */
 typedef struct leaf {
   const char *block, *type, *holder; /* holder: the file that holds this leaf's group */
-  char where[512];                   /* names the leaf in errors */
+  const char *shown;                 /* holder as columns show it (redacted) */
+  char where[1024];                  /* names the leaf in errors (redacted) */
 } leaf;
 
 char *vhr_dup0(const char *s);

@@ -2,6 +2,7 @@
  * composites (and the leaves it links, through external files), and every external link
  * and virtual-dataset mapping (vtkhdf_sources). */
 #include "vtkhdf_read.h"
+#include "vtkhdf_vfd.h"
 
 static const char *type_name(hid_t t, char *buf, size_t n) {
   H5T_class_t cls = H5Tget_class(t);
@@ -32,7 +33,8 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       hsize_t dims[H5S_MAX_RANK] = {0};
       if (rank > 0) H5Sget_simple_extent_dims(sp, dims, NULL);
       int64_t total = 1;
-      for (int k = 0; k < rank; k++) total *= (int64_t)dims[k];
+      int ovf = 0; /* dims come from the file: a product past 64 bits has no count */
+      for (int k = 0; k < rank; k++) ovf |= dims[k] > INT64_MAX || __builtin_mul_overflow(total, (int64_t)dims[k], &total);
       /* components: the last dimension of an (n, c) array; ImageData arrays are
        * (z, y, x[, c]) with a leading time axis when temporal */
       int plain = (image ? 3 : 1) + (image && temporal ? 1 : 0);
@@ -47,7 +49,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       a->name = strdup(ns.v[i]);
       a->type = strdup(type_name(t, tn, sizeof tn));
       a->components = comps;
-      a->tuples = total / comps;
+      a->tuples = ovf ? VH_NULL : total / comps;
       a->attribute = vh5_attr_str(ds, "Attribute");
       H5Eclear2(H5E_DEFAULT);
       H5Tclose(t);
@@ -56,13 +58,13 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       vh5_map *mp;
       int nm;
       if ((rc = vh5_vds_maps(g, ns.v[i], L->holder, L->where, &mp, &nm, r->err))) break;
-      const char *src = L->holder;
+      const char *src = L->shown;
       for (int k = 0; k < nm; k++)
         if (strcmp(mp[k].resolved, mp[0].resolved)) src = NULL; /* several files: see vtkhdf_sources */
-      if (nm && src) src = mp[0].resolved;
+      if (nm && src) src = mp[0].shown;
       a->source_file = vhr_dup0(src);
       vh5_maps_free(mp, nm);
-      if (!a->block || !a->association || !a->name || !a->type) rc = vd_nomem(r->err);
+      if (!a->block || !a->association || !a->name || !a->type || (src && !a->source_file)) rc = vd_nomem(r->err);
     }
     vhr_names_free(&ns);
     H5Gclose(g);
@@ -81,16 +83,16 @@ static vd_code add_block(rd *r, const char *path, const char *name, const char *
   b->kind = strdup(kind);
   b->leaf = vhr_dup0(leafp);
   b->type = vhr_dup0(type);
-  b->external_file = vhr_dup0(ext);
+  b->external_file = vhr_dup0(ext); /* shown (redacted) by the caller */
   b->index = index;
-  return b->path && b->name && b->kind ? VD_OK : vd_nomem(r->err);
+  return b->path && b->name && b->kind && (!ext || b->external_file) ? VD_OK : vd_nomem(r->err);
 }
 
 vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
   char m[256];
-  if (depth > 64) return vd_fail(r->err, VD_INVALID, "%s: the Assembly is nested too deep at %s", r->path, path);
+  if (depth > 64) return vd_fail(r->err, VD_INVALID, "%s: the Assembly is nested too deep at %s", r->name, path);
   names ns;
-  vd_code rc = vhr_children(r, g, 0, r->path, path, &ns);
+  vd_code rc = vhr_children(r, g, 0, r->name, path, &ns);
   for (int i = 0; i < ns.n && !rc; i++) {
     char child[1024];
     snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
@@ -98,34 +100,36 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
     if (lt == H5L_TYPE_SOFT) {
       char *target = vh5_soft_target(g, ns.v[i]);
       if (!target) {
-        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the soft link %s", r->path, child);
+        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the soft link %s", r->name, child);
         break;
       }
       /* the leaf is /VTKHDF/<name>; it may be an external link into <stem>_<name> */
       const char *lname = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-      char *efile = NULL, *eobj = NULL, *resolved = NULL;
-      int exists = 1;
-      leaf L = {child, NULL, r->path, ""};
-      snprintf(L.where, sizeof L.where, "%s: block %s (%s)", r->path, child, target);
+      char *efile = NULL, *eobj = NULL, *resolved = NULL, *shown = NULL;
+      vh5_found src = {VH5_OK, 1, NULL};
+      leaf L = {child, NULL, r->path, r->name, ""};
+      snprintf(L.where, sizeof L.where, "%s: block %s (%s)", r->name, child, target);
       if (vh5_link_type(root, lname) == H5L_TYPE_EXTERNAL && !vh5_external_target(root, lname, &efile, &eobj)) {
-        resolved = vh5_resolve(r->path, efile, &exists);
-        L.holder = resolved;
-        snprintf(L.where, sizeof L.where, "%s: block %s (%s in %s)", r->path, child, eobj, resolved);
+        /* the file must open as HDF5 and hold the object, as HDF5 will need it */
+        if ((resolved = vh5_resolve(r->path, efile, &src))) vh5_check_object(resolved, eobj, -1, 0, &src);
+        if (!resolved || !(shown = vh_shown(resolved))) rc = vd_nomem(r->err);
+        L.holder = resolved, L.shown = shown;
+        snprintf(L.where, sizeof L.where, "%s: block %s (%s in %s)", r->name, child, eobj, shown ? shown : "");
       }
       H5Eclear2(H5E_DEFAULT);
-      if (!exists) {
-        rc = add_block(r, child, ns.v[i], "leaf", target, NULL, VH_NULL, resolved);
+      if (!rc && src.state != VH5_OK) { /* one row for the block, which names the file */
+        rc = add_block(r, child, ns.v[i], "leaf", target, NULL, VH_NULL, shown);
         if (!rc && (r->what & VH_PARTS)) {
           vh_part *p;
           if (!(rc = vhr_add_part(r, &L, &p))) {
-            p->status = "missing_source";
-            p->source_file = vhr_intern(r->doc, resolved, &(int){1});
+            p->status = vh5_status(src.state);
+            if (!(p->source_file = vhr_intern(r->doc, shown, &(int){1}))) rc = vd_nomem(r->err);
           }
         }
-      } else {
+      } else if (!rc) {
         hid_t lg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
         if (lg < 0) {
-          rc = vd_fail(r->err, VD_INVALID, "%s: cannot open the leaf %s (HDF5: %s)", r->path, target, vh5_msg(m, sizeof m));
+          rc = vd_fail(r->err, VD_INVALID, "%s: cannot open the leaf %s (HDF5: %s)", r->name, target, vh5_msg(m, sizeof m));
         } else {
           char *type = NULL;
           int64_t index = VH_NULL;
@@ -133,14 +137,15 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
             if (vh5_attr_i64(lg, "Index", &index, 1) != 1) index = VH_NULL;
             H5Eclear2(H5E_DEFAULT);
             L.type = type;
-            rc = add_block(r, child, ns.v[i], "leaf", target, type, index, resolved);
+            rc = add_block(r, child, ns.v[i], "leaf", target, type, index, shown);
             if (!rc) rc = vhr_do_leaf(r, lg, &L);
           }
           free(type);
           H5Gclose(lg);
         }
       }
-      free(efile), free(eobj), free(resolved), free(target);
+      vh5_found_free(&src);
+      free(efile), free(eobj), free(resolved), free(shown), free(target);
     } else if (lt == H5L_TYPE_HARD) {
       hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
       if (cg < 0) {
@@ -156,24 +161,29 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
   return rc;
 }
 
+/* A row of vtkhdf_sources; file and resolved are shown redacted */
 static vd_code add_source(rd *r, const char *object, const char *kind, const char *file, const char *resolved,
-                          const char *target, int exists) {
+                          const char *target, const vh5_found *src) {
   vh_doc *d = r->doc;
   GROW(d->sources, d->nsources, d->capsources);
   vh_source *s = &d->sources[d->nsources++];
+  memset(s, 0, sizeof *s);
   s->object = strdup(object);
   s->kind = strdup(kind);
-  s->file = strdup(file);
-  s->resolved = strdup(resolved);
+  s->file = vh_shown(file);
+  s->resolved = vh_shown(resolved);
   s->target = strdup(target);
-  s->exists = exists;
-  return s->object && s->kind && s->file && s->resolved && s->target ? VD_OK : vd_nomem(r->err);
+  s->exists = src->exists < 0 ? VH_NULL : src->exists;
+  s->status = vh5_status(src->state);
+  s->problem = vhr_dup0(src->why);
+  return s->object && s->kind && s->file && s->resolved && s->target && (!src->why || s->problem) ? VD_OK
+                                                                                                   : vd_nomem(r->err);
 }
 
 vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, int depth) {
   if (depth > 16) return VD_OK; /* external links may form cycles; stop following */
   names ns;
-  vd_code rc = vhr_children(r, g, 1, r->path, path, &ns);
+  vd_code rc = vhr_children(r, g, 1, r->name, path, &ns);
   for (int i = 0; i < ns.n && !rc; i++) {
     char child[1024];
     snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
@@ -181,13 +191,14 @@ vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, i
     if (lt == H5L_TYPE_EXTERNAL) {
       char *file = NULL, *obj = NULL;
       if (vh5_external_target(g, ns.v[i], &file, &obj)) {
-        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the external link %s", r->path, child);
+        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the external link %s", r->name, child);
         break;
       }
-      int exists;
-      char *res = vh5_resolve(holder, file, &exists);
-      rc = res ? add_source(r, child, "external_link", file, res, obj, exists) : vd_nomem(r->err);
-      if (!rc && exists) {
+      vh5_found src;
+      char *res = vh5_resolve(holder, file, &src);
+      if (res) vh5_check_object(res, obj, -1, 0, &src);
+      rc = res ? add_source(r, child, "external_link", file, res, obj, &src) : vd_nomem(r->err);
+      if (!rc && src.state == VH5_OK) {
         hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
         if (cg >= 0) {
           rc = vhr_walk_sources(r, cg, child, res, depth + 1);
@@ -195,6 +206,7 @@ vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, i
         }
         H5Eclear2(H5E_DEFAULT);
       }
+      vh5_found_free(&src);
       free(file), free(obj), free(res);
     } else if (lt == H5L_TYPE_HARD) {
       hid_t o = H5Oopen(g, ns.v[i], H5P_DEFAULT);
@@ -213,9 +225,9 @@ vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, i
       } else if (it == H5I_DATASET) {
         vh5_map *mp;
         int nm;
-        if ((rc = vh5_vds_maps(g, ns.v[i], holder, r->path, &mp, &nm, r->err))) break;
+        if ((rc = vh5_vds_maps(g, ns.v[i], holder, r->name, &mp, &nm, r->err))) break;
         for (int k = 0; k < nm && !rc; k++)
-          rc = add_source(r, child, "virtual", mp[k].file, mp[k].resolved, mp[k].dset, mp[k].exists);
+          rc = add_source(r, child, "virtual", mp[k].file, mp[k].resolved, mp[k].dset, &mp[k].src);
         vh5_maps_free(mp, nm);
       }
     }

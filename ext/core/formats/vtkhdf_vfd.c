@@ -5,8 +5,12 @@
  * range requests, coalescing runs of missing blocks into one request. */
 #include "vtkhdf_vfd.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "../store/store.h"
 
@@ -15,6 +19,7 @@
 
 typedef struct vfd_fapl {
   vd_ctx *ctx;
+  const char *base; /* the main file's URL (owned by the reader, outlives the fapl's use) */
 } vfd_fapl;
 
 typedef struct vfd_file {
@@ -31,6 +36,7 @@ typedef struct vfd_file {
 static _Thread_local vd_err last_err; /* why the last open or read failed, for vh_open's message */
 static hid_t driver_id = -1;
 static _Thread_local vd_ctx *cur_ctx;
+static _Thread_local const char *cur_base;
 
 /* HDF5 opens and closes a virtual dataset's source files for every read, so closed files
  * are kept (size and cached blocks) until the file that uses them is closed
@@ -46,12 +52,16 @@ static void file_free(vfd_file *f) {
 }
 
 
-void vh_vfd_begin(vd_ctx *ctx) { cur_ctx = ctx; }
-void vh_vfd_end(void) { cur_ctx = NULL; }
+void vh_vfd_begin(vd_ctx *ctx, const char *base) { cur_ctx = ctx, cur_base = base; }
+void vh_vfd_end(void) { cur_ctx = NULL, cur_base = NULL; }
 
 /* Sizes of the files opened (or HEAD-checked) for a ctx's files still open: HDF5 opens a
  * sub-file again while it is still open (once per virtual dataset that maps into it,
- * before it notices the file is the same), and that open must not ask the server again. */
+ * before it notices the file is the same), and that open must not ask the server again.
+ * A file the server said does not exist is kept too (size GONE): HDF5 tries to open a
+ * missing virtual-dataset source at every read, and must not ask again either. */
+#define UNKNOWN (-1)
+#define GONE (-2)
 typedef struct known {
   vd_ctx *ctx;
   char *url;
@@ -62,11 +72,11 @@ static _Thread_local known sizes[NPOOL];
 static int64_t known_size(vd_ctx *ctx, const char *url) {
   for (int i = 0; i < NPOOL; i++)
     if (sizes[i].url && sizes[i].ctx == ctx && !strcmp(sizes[i].url, url)) return sizes[i].size;
-  return -1;
+  return UNKNOWN;
 }
 
 static void remember_size(vd_ctx *ctx, const char *url, int64_t size) {
-  if (size < 0 || known_size(ctx, url) >= 0) return;
+  if ((size < 0 && size != GONE) || known_size(ctx, url) != UNKNOWN) return;
   for (int i = 0; i < NPOOL; i++)
     if (!sizes[i].url) {
       if ((sizes[i].url = strdup(url))) sizes[i].ctx = ctx, sizes[i].size = size;
@@ -74,9 +84,12 @@ static void remember_size(vd_ctx *ctx, const char *url, int64_t size) {
     }
 }
 
-void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size) { remember_size(ctx, url, size); }
+void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size) { remember_size(ctx, url, size < 0 ? GONE : size); }
 
-int vh_vfd_known(vd_ctx *ctx, const char *url) { return known_size(ctx, url) >= 0; }
+int vh_vfd_known(vd_ctx *ctx, const char *url) {
+  int64_t k = known_size(ctx, url);
+  return k == GONE ? -1 : k >= 0;
+}
 
 void vh_vfd_forget(vd_ctx *ctx) {
   for (int i = 0; i < NPOOL; i++) {
@@ -88,20 +101,132 @@ void vh_vfd_forget(vd_ctx *ctx) {
 const char *vh_vfd_last_error(void) { return last_err.msg; }
 
 /* HDF5 composes sub-file names by prefixing the parent's directory, and for a name that
- * is not an absolute path it prefixes the current directory too ("/cwd/http://h/d/x").
- * The URL is whatever starts at the scheme. */
-static const char *url_in(const char *name) {
-  const char *p = strstr(name, "https://");
-  const char *q = strstr(name, "http://");
-  if (p && (!q || p < q)) return p;
-  return q ? q : name;
+ * is not an absolute path it prefixes the current directory too ("/cwd/http://h/d/x",
+ * as H5_build_extpath does). So a name is ours when it is a URL, or the current
+ * directory, a '/' and a URL; anything else (a stored "h/http://other/x", HDF5's plain
+ * local tries) is not, and is never requested. NULL: not ours. */
+const char *vh_vfd_url(const char *name) {
+  if (vh_is_url(name)) return name;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return NULL;
+  size_t n = strlen(cwd);
+  if (!n || strncmp(name, cwd, n)) return NULL;
+  const char *p = name + n;
+  if (cwd[n - 1] != '/' && *p++ != '/') return NULL;
+  return vh_is_url(p) ? p : NULL;
+}
+
+/* Where a URL's scheme starts when s + i is the "://" after it (letters, digits, + - .) */
+static size_t scheme_start(const char *s, size_t i) {
+  while (i > 0 && (isalnum((unsigned char)s[i - 1]) || strchr("+-.", s[i - 1]))) i--;
+  return i;
+}
+
+/* The next URL in s at or after from: its start, or NULL */
+static const char *next_url(const char *s, const char *from) {
+  for (const char *p = strstr(from, "://"); p; p = strstr(p + 3, "://")) {
+    size_t st = scheme_start(s, (size_t)(p - s));
+    if (s + st < p && s + st >= from) return s + st;
+  }
+  return NULL;
+}
+
+static void put(char *out, size_t n, size_t *o, const char *s, size_t k) {
+  if (!n) return;
+  if (*o + k >= n) k = *o < n - 1 ? n - 1 - *o : 0;
+  memcpy(out + *o, s, k);
+  *o += k;
+  out[*o] = 0;
+}
+
+/* One piece that starts with a URL and holds no other: vd_url_redact. Returns 1 when the
+ * query was cut (what follows in s belongs to it and is dropped). */
+static int show_url(const char *u, size_t len, char *out, size_t n, size_t *o) {
+  char seg[2048], red[2048];
+  snprintf(seg, sizeof seg, "%.*s", (int)len, u);
+  vd_url_redact(seg, red, sizeof red);
+  put(out, n, o, red, strlen(red));
+  return memchr(seg, '?', strlen(seg)) || memchr(seg, '#', strlen(seg));
+}
+
+void vh_show(const char *s, char *out, size_t n) {
+  size_t o = 0;
+  if (n) out[0] = 0;
+  if (!s) return;
+  const char *p = s;
+  while (*p) {
+    const char *u = next_url(s, p);
+    if (!u) {
+      put(out, n, &o, p, strlen(p));
+      break;
+    }
+    put(out, n, &o, p, (size_t)(u - p));
+    const char *nx = next_url(s, strstr(u, "://") + 3);
+    size_t len = nx ? (size_t)(nx - u) : strlen(u);
+    if (show_url(u, len, out, n, &o)) break;
+    p = u + len;
+  }
+}
+
+char *vh_shown(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 8;
+  char *out = malloc(n);
+  if (out) vh_show(s, out, n);
+  return out;
+}
+
+void vh_show_text(const char *s, char *out, size_t n) {
+  size_t o = 0;
+  if (n) out[0] = 0;
+  const char *p = s;
+  while (*p) {
+    const char *u = next_url(s, p);
+    if (!u) {
+      put(out, n, &o, p, strlen(p));
+      break;
+    }
+    put(out, n, &o, p, (size_t)(u - p));
+    size_t len = strcspn(u, " \t\n'\"<>");
+    while (len > 0 && strchr(":,;)", u[len - 1])) len--; /* "URL: message", "(URL)" */
+    char piece[2048], shown[2048];
+    snprintf(piece, sizeof piece, "%.*s", (int)len, u);
+    vh_show(piece, shown, sizeof shown);
+    put(out, n, &o, shown, strlen(shown));
+    p = u + (len ? len : 1);
+  }
+}
+
+void vh_err_redact(vd_err *err) {
+  if (!strstr(err->msg, "://")) return;
+  char buf[sizeof err->msg];
+  vh_show_text(err->msg, buf, sizeof buf);
+  memcpy(err->msg, buf, sizeof buf);
+}
+
+vd_code vh_url_check(vd_ctx *ctx, const char *base, const char *url, vd_err *err) {
+  if (!strcmp(base, url)) return VD_OK;
+  const char *sep = strstr(url, "://"), *q = strpbrk(url, "?#");
+  const char *inner = sep ? strstr(sep + 3, "://") : NULL;
+  if (!vh_is_url(url) || (inner && (!q || inner < q)) || (q && strchr(q, '/'))) {
+    char wb[600], wu[600];
+    vh_show(base, wb, sizeof wb);
+    vh_show(url, wu, sizeof wu);
+    return vd_fail(err, VD_UNSUPPORTED,
+                   "%s: refers to %s, which is not a well-formed URL (a URL inside a URL, or a name joined after a "
+                   "?query): not requested",
+                   wb, wu);
+  }
+  return vd_url_allowed(ctx, base, url, err);
 }
 
 static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   (void)maxaddr;
   vd_err_clear(&last_err);
+  char shown[600];
   if (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) {
-    vd_fail(&last_err, VD_READONLY, "%s: remote VTKHDF files are read-only", name);
+    vh_show(name, shown, sizeof shown);
+    vd_fail(&last_err, VD_READONLY, "%s: remote VTKHDF files are read-only", shown);
     return NULL;
   }
   /* the sub-files HDF5 opens for external links and virtual datasets get a copy of the
@@ -110,15 +235,19 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
   const vfd_fapl *fa = H5Pget_driver_info(fapl);
   H5Eclear2(H5E_DEFAULT);
   vd_ctx *ctx = fa && fa->ctx ? fa->ctx : cur_ctx;
-  if (!ctx) {
-    vd_fail(&last_err, VD_ERROR, "%s: the vdsql HDF5 driver has no context", name);
+  const char *base = fa && fa->base ? fa->base : cur_base;
+  vh_show(name, shown, sizeof shown);
+  if (!ctx || !base) {
+    vd_fail(&last_err, VD_ERROR, "%s: the vdsql HDF5 driver has no context", shown);
     return NULL;
   }
-  const char *url = url_in(name);
-  if (!vh_is_url(url)) { /* a local name HDF5 tried first (an absolute sub-file path): not ours */
-    vd_fail(&last_err, VD_NOTFOUND, "%s: not a URL", name);
+  const char *url = vh_vfd_url(name);
+  if (!url) { /* a local name HDF5 tried (an absolute sub-file path, a name as stored): not ours */
+    vd_fail(&last_err, VD_NOTFOUND, "%s: not a URL", shown);
     return NULL;
   }
+  /* a sub-file: only on the main file's scheme, host and port (or allowed_hosts) */
+  if (vh_url_check(ctx, base, url, &last_err)) return NULL;
   for (int i = 0; i < NPOOL; i++)
     if (pool[i] && pool[i]->ctx == ctx && !strcmp(pool[i]->url, url)) {
       vfd_file *f = pool[i];
@@ -129,6 +258,11 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
       return &f->pub;
     }
   int64_t size = known_size(ctx, url);
+  if (size == GONE) {
+    vh_show(url, shown, sizeof shown);
+    vd_fail(&last_err, VD_NOTFOUND, "%s: not found", shown);
+    return NULL;
+  }
   if (size < 0) {
     vd_objinfo info = {0};
     if (vd_head(ctx, url, &info, &last_err)) return NULL;
@@ -137,7 +271,8 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
     if (size >= 0) remember_size(ctx, url, size);
   }
   if (size < 0) {
-    vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", url);
+    vh_show(url, shown, sizeof shown);
+    vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", shown);
     return NULL;
   }
   vfd_file *f = calloc(1, sizeof *f);
@@ -291,11 +426,11 @@ static const H5FD_class_t vfd_class = {
     H5FD_FLMAP_DICHOTOMY,
 };
 
-hid_t vh_vfd_fapl(vd_ctx *ctx) {
+hid_t vh_vfd_fapl(vd_ctx *ctx, const char *base) {
   if (driver_id < 0 || H5Iis_valid(driver_id) <= 0) driver_id = H5FDregister(&vfd_class);
   if (driver_id < 0) return -1;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  vfd_fapl fa = {ctx};
+  vfd_fapl fa = {ctx, base};
   if (fapl < 0 || H5Pset_driver(fapl, driver_id, &fa) < 0) {
     if (fapl >= 0) H5Pclose(fapl);
     return -1;

@@ -1,27 +1,52 @@
-/* Read-only HDF5 file driver over the vdsql store, for remote VTKHDF files. */
+/* Read-only HDF5 file driver over the vdsql store, for remote VTKHDF files; and the rules
+ * every URL the VTKHDF reader may request or show follows. */
 #ifndef VD_VTKHDF_VFD_H
 #define VD_VTKHDF_VFD_H
 
 #include <hdf5.h>
+#include <stddef.h>
 
 #include "../vd_ctx.h"
 
-/* A file-access property list that reads through ctx's store (caller closes it). HDF5
- * hands it on to the sub-files behind external links and virtual datasets. */
-hid_t vh_vfd_fapl(vd_ctx *ctx);
-/* Between begin and end, sub-files HDF5 opens on this thread read through ctx. */
-void vh_vfd_begin(vd_ctx *ctx);
+/* A file-access property list that reads through ctx's store (caller closes it); base is
+ * the main file's URL. HDF5 hands it on to the sub-files behind external links and
+ * virtual datasets. */
+hid_t vh_vfd_fapl(vd_ctx *ctx, const char *base);
+/* Between begin and end, sub-files HDF5 opens on this thread read through ctx, under
+ * the rule of vh_url_check against base (the main file's URL). */
+void vh_vfd_begin(vd_ctx *ctx, const char *base);
 void vh_vfd_end(void);
 /* Drops the sub-files kept for ctx's reads (when the file that uses them is closed). */
 void vh_vfd_forget(vd_ctx *ctx);
 /* Records url's size, learnt from a HEAD made elsewhere, so HDF5's open of it does not
- * ask again. */
+ * ask again; size < 0: the server said it does not exist (HDF5's opens of it fail
+ * without a request). */
 void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size);
 /* 1 when url was opened (or HEAD-checked) through ctx for a file still open: it exists,
- * no need to ask the server again. */
+ * no need to ask the server again; -1 when it is known not to exist; 0 not known. */
 int vh_vfd_known(vd_ctx *ctx, const char *url);
 /* Why the driver's last open or read failed on this thread ("" if it did not). */
 const char *vh_vfd_last_error(void);
 int vh_is_url(const char *s);
+/* The URL in a name HDF5 hands the driver: the name itself, or what follows HDF5's
+ * "<current directory>/" prefix; NULL when the name holds none (or another shape). */
+const char *vh_vfd_url(const char *name);
+
+/* The rule for every sub-file of a remote main file (base): url must be a well-formed
+ * http(s) URL (no URL inside it, nothing joined after a ?query) that vd_url_allowed
+ * accepts: the same scheme, host and port as base, or a host of
+ * vdsql_config('allowed_hosts'). A URL that breaks it is never requested; the error
+ * names both URLs, redacted. */
+vd_code vh_url_check(vd_ctx *ctx, const char *base, const char *url, vd_err *err);
+
+/* s as it may be shown (in a result column or an error): every URL in it through
+ * vd_url_redact (no userinfo, no query), also a URL inside a name ("h/http://u:p@h/x"). */
+void vh_show(const char *s, char *out, size_t n);
+char *vh_shown(const char *s); /* the same, malloc'd (NULL for NULL or no memory) */
+/* The same for a message: a URL ends at a blank or a quote there, the text after it
+ * stays. */
+void vh_show_text(const char *s, char *out, size_t n);
+/* err's message through vh_show_text (the last guard before a message leaves). */
+void vh_err_redact(vd_err *err);
 
 #endif

@@ -22,7 +22,7 @@ static vd_code start_of(const vh_cur *c, const vh_larray *a, int point, vd_value
   if (!a->o) return vd_put_int(v, geo), VD_OK;
   const int64_t *base = point ? c->la->base_pt : c->la->base_cell;
   if (__builtin_sub_overflow(geo, base ? base[p->step] : 0, &s) || __builtin_add_overflow(s, a->o[p->step], &s))
-    return vd_fail(err, VD_INVALID, "%s: the start of %s in step %lld overflows", c->doc.path, a->name, (long long)p->step);
+    return vd_fail(err, VD_INVALID, "%s: the start of %s in step %lld overflows", c->doc.shown, a->name, (long long)p->step);
   vd_put_int(v, s);
   return VD_OK;
 }

@@ -20,7 +20,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     case 2: *v = vd_text(x->name); break;
     case 3: *v = vd_text(x->type); break;
     case 4: *v = vd_int(x->components); break;
-    case 5: *v = vd_int(x->tuples); break;
+    case 5: vh_put(v, x->tuples); break; /* NULL: dims past 64 bits */
     case 6: *v = opt(x->attribute); break;
     default: *v = opt(x->source_file); break;
   }

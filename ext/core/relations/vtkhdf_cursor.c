@@ -1,5 +1,6 @@
 /* Shared cursor of the vtkhdf_* relations (see vtkhdf_cursor.h). */
 #include "vtkhdf_cursor.h"
+#include "../formats/vtkhdf_vfd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,10 @@ static vd_code next_sub(vh_cur *c, vd_err *err) {
   do {
     vd_code rc = vh_rows_next(&c->rows, err);
     if (rc) return rc;
-  } while (!c->rows.eof && !(c->nsub = subrows(c)));
+    /* a streamed leaf's rows all make as many sub-rows as its first one (the same type
+     * and arrays): none, and the rest of the leaf is skipped unread */
+    if (!c->rows.eof && !(c->nsub = subrows(c)) && vh_rows_streamed(&c->rows)) vh_rows_skip_leaf(&c->rows);
+  } while (!c->rows.eof && !c->nsub);
   return VD_OK;
 }
 
@@ -57,7 +61,9 @@ vd_code vh_cur_open(vd_ctx *ctx, const char *rel, const vd_value *a, unsigned wh
   if (rc) return rc;
   if (what & VH_PARTS) {
     c->rows.eof = 0;
-    return fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+    rc = fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+    if (rc) vh_err_redact(err); /* the last guard: no URL secret leaves in a message */
+    return rc;
   }
   c->nrows = what == VH_ARRAYS ? c->doc.narrays : what == VH_SOURCES ? c->doc.nsources : c->doc.nblocks;
   return VD_OK;
@@ -70,7 +76,9 @@ vd_code vh_cur_next(void *cur, vd_err *err) {
     c->row++;
     return VD_OK;
   }
-  return c->fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+  vd_code rc = c->fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+  if (rc) vh_err_redact(err);
+  return rc;
 }
 
 int vh_cur_eof(void *cur) {

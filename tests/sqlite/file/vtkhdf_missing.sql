@@ -22,3 +22,16 @@ SELECT count(*), sum(status = 'ok') FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_co
 -- generated without its part1 (the http tests use this one too)
 SELECT partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_missing.vtkhdf');
+-- sub-files that are there but broken (a text file, an HDF5 file without /VTKHDF, one
+-- without NumberOfConnectivityIds, count datasets without rows): bad_source with NULL
+-- counts, never zeros, and the partition after it keeps its true starts (10, 3, 12, 5)
+SELECT partition, n_points, n_cells, n_connectivity_ids, point_offset, cell_offset, connectivity_offset, offsets_offset, status
+  FROM vtkhdf_partitions('@DATA@/vtkhdf/src_text.vtkhdf');
+SELECT partition, n_points, point_offset, connectivity_offset, status FROM vtkhdf_partitions('@DATA@/vtkhdf/src_empty.vtkhdf');
+SELECT partition, n_points, point_offset, connectivity_offset, status FROM vtkhdf_partitions('@DATA@/vtkhdf/src_no_nci.vtkhdf');
+SELECT partition, n_points, point_offset, connectivity_offset, status FROM vtkhdf_partitions('@DATA@/vtkhdf/src_short.vtkhdf');
+SELECT object, "exists", status, problem FROM vtkhdf_sources('@DATA@/vtkhdf/src_no_nci.vtkhdf') WHERE status != 'ok';
+-- external links to a text file and to an HDF5 file without the object
+SELECT block, step, n_points, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/elink_text.vtkhdf');
+SELECT object, status, problem FROM vtkhdf_sources('@DATA@/vtkhdf/elink_empty.vtkhdf') WHERE status != 'ok';
+SELECT path, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/elink_empty.vtkhdf');

@@ -21,6 +21,9 @@ SELECT partition, n_points, n_cells, point_offset, offsets_offset, source_file, 
 SELECT object, file, resolved_path, "exists" FROM vtkhdf_sources('@DATA@/vtkhdf/ext_missing.vtkhdf') WHERE object LIKE '%/Points';
 SELECT * FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_composite.vtkhdf');
 SELECT association, name, tuples, source_file FROM vtkhdf_arrays('@DATA@/vtkhdf/ext_composite.vtkhdf');
+-- a sub-file that is there but not HDF5: bad_source, the partition after it keeps its starts
+SELECT partition, n_points, point_offset, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/src_text.vtkhdf');
+SELECT block, n_points, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/elink_empty.vtkhdf');
 -- errors name the URL and the fault
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/nothing.vtkhdf');
 SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf/not_hdf5.vtkhdf');
