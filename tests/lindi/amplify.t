@@ -3,7 +3,7 @@
 
 lindi.json "templates" are plain text substituted for {{name}} in ref urls, so a small
 archive can name a 100 KB template 20,000 times: in one url (2 GB for one row) and in
-20,000 refs (100 KB each). vdsql expands a url only when a column needs it (url,
+20,000 refs (100 KB each). vdsql expands a url only when a column needs it (target,
 member, archive_offset), one row at a time, and refuses a url that would exceed
 vdsql_config('max_alloc') with an error naming the archive and the ref, before
 allocating it. Each query's sqlite3 child must stay under PEAK_MB of resident memory."""
@@ -51,18 +51,18 @@ try:
     ok(rc == 0 and out.strip() == "r/%05d|ref" % (N - 1), "key, kind of the last ref", out + err)
     # the url of 20,000 refs, 100 KB each: expanded one row at a time
     rc, out, err = run("sum(length(url)) over 20,000 refs",
-                       "SELECT count(*), sum(length(url)), count(DISTINCT url), sum(offset), sum(size) "
+                       "SELECT count(*), sum(length(target)), count(DISTINCT target), sum(offset), sum(size) "
                        "FROM lindi_refs('%s') WHERE key LIKE 'r/%%';" % path)
     want = "%d|%d|1|%d|%d" % (N, N * len(TEMPLATE), N * (N - 1) // 2, 10 * N)
     ok(rc == 0 and out.strip() == want, "urls, offsets and sizes of the 20,000 refs: %s" % want, out + err)
-    rc, out, err = run("one url", "SELECT url = '%s' FROM lindi_refs('%s') WHERE key = 'r/00042';" % (TEMPLATE, path))
+    rc, out, err = run("one url", "SELECT target = '%s' FROM lindi_refs('%s') WHERE key = 'r/00042';" % (TEMPLATE, path))
     ok(rc == 0 and out.strip() == "1", "r/00042's url is the template's text", out + err)
-    rc, out, err = run("member ref", "SELECT url, member, offset, size, archive_offset FROM lindi_refs('%s') "
+    rc, out, err = run("member ref", "SELECT target, member, offset, size, archive_offset FROM lindi_refs('%s') "
                        "WHERE key = 'plain';" % path)
     want = "./blobs/x|blobs/x|5|10|%d" % (member["d"] + 5)
     ok(rc == 0 and out.strip() == want, "a templated member ref resolves: %s" % want, out + err)
     # one url of 2 GB: refused before it is made
-    for col in ("url", "member", "archive_offset"):
+    for col in ("target", "member", "archive_offset"):
         rc, out, err = run("bomb's %s" % col, "SELECT %s FROM lindi_refs('%s') WHERE key = 'bomb';" % (col, path))
         ok(rc != 0 and path in err and '"bomb"' in err and "max_alloc" in err,
            "reading the bomb's %s is an error naming the archive and the ref" % col, out + err)
@@ -70,14 +70,14 @@ try:
     ok(rc == 0 and out.strip() == "0|1", "the bomb's offset and size need no expansion", out + err)
     # the same through a named (writable) table, which has its own cursor set-up
     rc, out, err = run("named table", "CREATE VIRTUAL TABLE r USING lindi_refs('%s');\n"
-                       "SELECT count(*), sum(length(key)) FROM r;\nSELECT url FROM r WHERE key = 'bomb';" % path)
+                       "SELECT count(*), sum(length(key)) FROM r;\nSELECT target FROM r WHERE key = 'bomb';" % path)
     ok(rc != 0 and out.strip() == "%d|%d" % (len(refs), sum(len(k) for k in refs)) and '"bomb"' in err,
        "named table: rows without expansion, the bomb refused", out + err)
     # max_alloc is the bound (the whole lindi.json is one value too): at 16 MiB the 100 KB
     # urls read and the bomb is refused; at 1 MiB the 8 MiB lindi.json member is refused
     rc, out, err = run("max_alloc 16 MiB", "SELECT vdsql_config('max_alloc', '16777216') IS NOT NULL;\n"
-                       "SELECT sum(length(url)) FROM lindi_refs('%s') WHERE key LIKE 'r/0000%%';\n"
-                       "SELECT url FROM lindi_refs('%s') WHERE key = 'bomb';" % (path, path))
+                       "SELECT sum(length(target)) FROM lindi_refs('%s') WHERE key LIKE 'r/0000%%';\n"
+                       "SELECT target FROM lindi_refs('%s') WHERE key = 'bomb';" % (path, path))
     ok(rc != 0 and out.split() == ["1", str(10 * len(TEMPLATE))] and "more than 16777216 bytes" in err,
        "under max_alloc 16 MiB: 100 KB urls read, the bomb is refused", out + err)
     rc, out, err = run("max_alloc 1 MiB", "SELECT vdsql_config('max_alloc', '1048576') IS NOT NULL;\n"

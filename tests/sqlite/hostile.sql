@@ -6,7 +6,7 @@ SELECT name FROM lindi_files('@DATA@/lindi/dupindex.lindi.tar');
 SELECT lindi_read('@DATA@/lindi/dupindex.lindi.tar', 'blobs/a');
 SELECT count(*) FROM lindi_refs('@DATA@/lindi/dupindex.lindi.tar');
 -- refs whose offset or size is no integer from 0 to 2^53: the rows list, the numbers refuse
-SELECT key, kind, url FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') ORDER BY key;
+SELECT key, kind, target FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') ORDER BY key;
 SELECT key, offset, size, archive_offset FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key IN ('good', 'max_offset');
 SELECT offset FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key = 'huge_offset';
 SELECT archive_offset FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key = 'huge_offset';
@@ -16,15 +16,15 @@ SELECT offset FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key = 'big
 SELECT size FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key = 'size_2p63';
 SELECT size FROM lindi_refs('@DATA@/lindi/badrefs.lindi.tar') WHERE key = 'huge_offset';
 -- templates are expanded when a column needs them, within max_alloc
-SELECT key, kind, length(url) AS n, substr(url, 1, 12) AS head, member, archive_offset
+SELECT key, kind, length(target) AS n, substr(target, 1, 12) AS head, member, archive_offset
   FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') ORDER BY key;
 SELECT value FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key = 'inline';
 SELECT vdsql_config('max_alloc', '1048576') IS NOT NULL AS set_;
 SELECT count(*) AS refs, sum(length(key)) AS key_bytes, sum(kind = 'ref') AS n_refs FROM lindi_refs('@DATA@/lindi/templates.lindi.tar');
 SELECT key, offset, size FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key = 'bomb';
-SELECT length(url) FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key = 'bomb';
+SELECT length(target) FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key = 'bomb';
 SELECT member FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key = 'bomb';
-SELECT key, url FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key <> 'bomb' AND kind = 'ref' ORDER BY key;
+SELECT key, target FROM lindi_refs('@DATA@/lindi/templates.lindi.tar') WHERE key <> 'bomb' AND kind = 'ref' ORDER BY key;
 SELECT vdsql_config('max_alloc', '268435456') IS NOT NULL AS reset;
 -- tar headers with GNU base-256 sizes whose data would end past the largest offset
 -- (no statement here both prints rows and fails: the asan run's stdout is buffered)

@@ -2,7 +2,7 @@
 .headers on
 SELECT * FROM lindi_files('@DATA@/lindi/small.lindi.tar');
 SELECT * FROM tar_members('@DATA@/lindi/small.lindi.tar');
-SELECT key, kind, CASE kind WHEN 'base64' THEN hex(value) ELSE value END AS value, url, offset, size, member, archive_offset
+SELECT key, kind, CASE kind WHEN 'base64' THEN hex(value) ELSE value END AS value, target, offset, size, member, archive_offset
   FROM lindi_refs('@DATA@/lindi/small.lindi.tar');
 SELECT hex(lindi_read('@DATA@/lindi/small.lindi.tar', 'blobs/group1/temps/0', 2, 4)) AS part,
        length(lindi_read('@DATA@/lindi/small.lindi.tar', 'sample.h5')) AS whole;

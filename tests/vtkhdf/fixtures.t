@@ -135,10 +135,10 @@ def run_all(files, label, root):
             ok(all(b["leaf"] == links.get(b["name"]) for b in blocks), "%s: Assembly soft-link targets" % fname,
                json.dumps(blocks))
             for bname, bexp in exp["blocks"].items():
-                bpath = [b["path"] for b in blocks if b["leaf"] == "/VTKHDF/" + bname]
+                bpath = [b["block_path"] for b in blocks if b["leaf"] == "/VTKHDF/" + bname]
                 if not ok(len(bpath) >= 1, "%s: block %s is in the Assembly" % (fname, bname)):
                     continue
-                b = [x for x in blocks if x["path"] == bpath[0]][0]
+                b = [x for x in blocks if x["block_path"] == bpath[0]][0]
                 ok(b["type"] == bexp["Type"] and b["index"] == bexp.get("Index"),
                    "%s: block %s Type %s Index %s" % (fname, bname, bexp["Type"], bexp.get("Index")), json.dumps(b))
                 check_leaf(fname, "block " + bname, bexp, [p for p in parts if p["block"] == bpath[0]],

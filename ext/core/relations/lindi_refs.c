@@ -18,9 +18,9 @@
 #include "../vd_catalog.h"
 
 static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0},     {"value", VD_NULL, 0},
-                                  {"url", VD_TEXT, 0},    {"offset", VD_INT, 0},    {"size", VD_INT, 0},
+                                  {"target", VD_TEXT, 0}, {"offset", VD_INT, 0},    {"size", VD_INT, 0},
                                   {"member", VD_TEXT, 0}, {"archive_offset", VD_INT, 0},
-                                  {"archive", VD_TEXT, VD_COL_ARG}};
+                                  {"url", VD_TEXT, VD_COL_ARG}};
 
 typedef struct {
   vd_ctx *ctx;
@@ -98,7 +98,7 @@ static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_e
       if (pass == 0) {
         if ((int64_t)n > max - 1 - len) {
           rc = vd_fail(err, VD_INVALID,
-                       "%s: lindi.json ref \"%s\": its url expands to more than %lld bytes with its templates "
+                       "%s: lindi.json ref \"%s\": its target expands to more than %lld bytes with its templates "
                        "(the max_alloc setting)",
                        c->where, key, (long long)max);
           break;
@@ -345,7 +345,7 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   } else if (row[2].type == VD_TEXT || row[2].type == VD_BLOB) {
     val = inline_value(&row[2], kind && strcmp(kind, "json") == 0, err);
   } else {
-    rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: give a value, or url/member with offset and size");
+    rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: give a value, or target or member with offset and size");
   }
   if (!rc && !val && !err->code) rc = vd_nomem(err);
   if (!rc && err->code) rc = err->code;

@@ -7,7 +7,7 @@
 
 static const vd_colspec cols[] = {{"block", VD_TEXT, 0},       {"step", VD_INT, 0},  {"partition", VD_INT, 0},
                                   {"association", VD_TEXT, 0}, {"name", VD_TEXT, 0}, {"start", VD_INT, 0},
-                                  {"count", VD_INT, 0},        {"path", VD_TEXT, VD_COL_ARG}};
+                                  {"count", VD_INT, 0},        {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_array_starts", a, VH_PARTS | VH_STARTS, VH_FAN_STARTS, out, err);

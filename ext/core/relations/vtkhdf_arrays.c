@@ -4,7 +4,7 @@
 
 static const vd_colspec cols[] = {{"block", VD_TEXT, 0},      {"association", VD_TEXT, 0}, {"name", VD_TEXT, 0},
                                   {"type", VD_TEXT, 0},       {"components", VD_INT, 0},   {"tuples", VD_INT, 0},
-                                  {"attribute", VD_TEXT, 0},  {"source_file", VD_TEXT, 0}, {"path", VD_TEXT, VD_COL_ARG}};
+                                  {"attribute", VD_TEXT, 0},  {"source_file", VD_TEXT, 0}, {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_arrays", a, VH_ARRAYS, VH_FAN_NONE, out, err);

@@ -3,9 +3,9 @@
  * track creation order. Nodes are groups; leaves are soft links to /VTKHDF/<leaf>. */
 #include "vtkhdf_cursor.h"
 
-static const vd_colspec cols[] = {{"path", VD_TEXT, 0}, {"name", VD_TEXT, 0},  {"kind", VD_TEXT, 0},
+static const vd_colspec cols[] = {{"block_path", VD_TEXT, 0}, {"name", VD_TEXT, 0},  {"kind", VD_TEXT, 0},
                                   {"leaf", VD_TEXT, 0}, {"index", VD_INT, 0},  {"type", VD_TEXT, 0},
-                                  {"external_file", VD_TEXT, 0}, {"file", VD_TEXT, VD_COL_ARG}};
+                                  {"external_file", VD_TEXT, 0}, {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_blocks", a, VH_BLOCKS, VH_FAN_NONE, out, err);

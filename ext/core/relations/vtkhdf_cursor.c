@@ -55,7 +55,7 @@ vd_code vh_cur_open(vd_ctx *ctx, const char *rel, const vd_value *a, unsigned wh
   c->rows.eof = 1;
   if (a[0].type == VD_NULL) return VD_OK;
   char *path = vd_value_strdup(&a[0]);
-  if (!path) return vd_fail(err, VD_INVALID, "%s: the path must be text", rel);
+  if (!path) return vd_fail(err, VD_INVALID, "%s: the url must be text", rel);
   vd_code rc = vh_open(ctx, path, what, &c->doc, err);
   free(path);
   if (rc) return rc;

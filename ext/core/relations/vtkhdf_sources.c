@@ -6,7 +6,7 @@
 
 static const vd_colspec cols[] = {{"object", VD_TEXT, 0},        {"kind", VD_TEXT, 0},   {"file", VD_TEXT, 0},
                                   {"resolved_path", VD_TEXT, 0}, {"target", VD_TEXT, 0}, {"exists", VD_INT, 0},
-                                  {"status", VD_TEXT, 0},        {"problem", VD_TEXT, 0}, {"path", VD_TEXT, VD_COL_ARG}};
+                                  {"status", VD_TEXT, 0},        {"problem", VD_TEXT, 0}, {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_sources", a, VH_SOURCES, VH_FAN_NONE, out, err);

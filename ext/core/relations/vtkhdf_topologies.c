@@ -6,7 +6,7 @@ static const vd_colspec cols[] = {
     {"block", VD_TEXT, 0},     {"step", VD_INT, 0},        {"partition", VD_INT, 0},
     {"topology", VD_TEXT, 0},  {"n_cells", VD_INT, 0},     {"n_connectivity_ids", VD_INT, 0},
     {"cell_offset", VD_INT, 0}, {"connectivity_offset", VD_INT, 0}, {"offsets_offset", VD_INT, 0},
-    {"path", VD_TEXT, VD_COL_ARG}};
+    {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_topologies", a, VH_PARTS, VH_FAN_TOPO, out, err);

@@ -61,9 +61,9 @@ INSERT INTO r(key, member, offset, size) VALUES ('z/0', 'blobs/z/0', 0, 1500);
 INSERT INTO r(key, value) VALUES ('z/.zarray', '{"chunks":[1500],"dtype":"|u1","shape":[1500]}');
 INSERT INTO r(key, kind, value) VALUES ('z/.zattrs', 'json', '{"units": "mV", "scale": [1, 2.5]}');
 INSERT INTO r(key, value) VALUES ('raw', x'00ff80'), ('ascii', x'414243');
-INSERT INTO r(key, url, offset, size) VALUES ('ext/0', 'https://example.org/f.h5', 10, 20);
+INSERT INTO r(key, target, offset, size) VALUES ('ext/0', 'https://example.org/f.h5', 10, 20);
 COMMIT;
-SELECT key, kind, CASE WHEN typeof(value) = 'blob' THEN hex(value) ELSE value END AS value, url, offset, size, member,
+SELECT key, kind, CASE WHEN typeof(value) = 'blob' THEN hex(value) ELSE value END AS value, target, offset, size, member,
        archive_offset = (SELECT data_offset FROM lindi_files('@DATA@/lindi/new.lindi.tar') WHERE name = 'blobs/z/0') AS resolved
   FROM lindi_refs('@DATA@/lindi/new.lindi.tar');
 SELECT CAST(lindi_read('@DATA@/lindi/new.lindi.tar', 'lindi.json', 0, 60) AS TEXT) AS lindi_json_starts;

@@ -15,7 +15,7 @@ SELECT step, partition, n_points, point_offset, cell_offset, source_file, status
 -- an external-link block: one row for the block, its file named
 .system mv @DATA@/vtkhdf/ext_composite_BlockA.vtkhdf @DATA@/vtkhdf/gone2
 SELECT block, step, partition, n_points, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
-SELECT path, kind, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_composite.vtkhdf');
+SELECT block_path, kind, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/ext_composite.vtkhdf');
 SELECT object, kind, "exists" FROM vtkhdf_sources('@DATA@/vtkhdf/ext_composite.vtkhdf') WHERE kind = 'external_link';
 .system mv @DATA@/vtkhdf/gone2 @DATA@/vtkhdf/ext_composite_BlockA.vtkhdf
 SELECT count(*), sum(status = 'ok') FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
@@ -34,4 +34,4 @@ SELECT object, "exists", status, problem FROM vtkhdf_sources('@DATA@/vtkhdf/src_
 -- external links to a text file and to an HDF5 file without the object
 SELECT block, step, n_points, source_file, status FROM vtkhdf_partitions('@DATA@/vtkhdf/elink_text.vtkhdf');
 SELECT object, status, problem FROM vtkhdf_sources('@DATA@/vtkhdf/elink_empty.vtkhdf') WHERE status != 'ok';
-SELECT path, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/elink_empty.vtkhdf');
+SELECT block_path, type, external_file FROM vtkhdf_blocks('@DATA@/vtkhdf/elink_empty.vtkhdf');
