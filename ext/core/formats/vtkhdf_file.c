@@ -228,15 +228,18 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   char m[256];
   /* remote: every byte through the store (and its counters), sub-files included, under
    * the rule of vh_url_check against this URL */
-  hid_t fapl = remote ? vh_vfd_fapl(ctx, path) : H5Pcreate(H5P_FILE_ACCESS);
+  hid_t fapl = remote ? vh_vfd_fapl(ctx, path) : vh_local_fapl(ctx);
   /* read-only and unlocked: VDS reads through a read-write handle can return zeros,
    * and another process may be writing the file */
   if (fapl >= 0 && !remote) H5Pset_file_locking(fapl, 0, 1);
   /* sub-files are checked (and opened) with the same access list, once per name */
   vh5_session(ctx, path, remote, fapl);
   if (remote) vh_vfd_begin(ctx, path);
-  htri_t ish5 = remote ? 1 : H5Fis_hdf5(path);
-  hid_t f = ish5 > 0 && fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+  hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+  m[0] = 0;
+  if (f < 0 && !remote) vh5_msg(m, sizeof m); /* before the probe below replaces HDF5's error stack */
+  /* only to say why an open failed: the signature probe reads through HDF5's own driver */
+  htri_t ish5 = remote || f >= 0 ? 1 : H5Fis_hdf5(path);
   if (remote && f < 0 && *vh_vfd_last_error()) {
     rc = vd_fail(err, VD_IO, "%s", vh_vfd_last_error());
     H5Eclear2(H5E_DEFAULT);
@@ -244,7 +247,7 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
     rc = vd_fail(err, VD_INVALID, "%s: not an HDF5 file", name);
     H5Eclear2(H5E_DEFAULT);
   } else if (f < 0) {
-    rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", name, vh5_msg(m, sizeof m));
+    rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", name, m[0] ? m : vh5_msg(m, sizeof m));
   } else {
     rd r = {doc, ctx, remote, what, f, path, name, err};
     rc = read_all(&r);

@@ -454,6 +454,9 @@ static void probe_file(const char *p, vh5_found *out) {
     hid_t f = open_file(p);
     if (f >= 0) {
       H5Fclose(f);
+    } else if (!vh_is_url(p) && vd_file_check_regular(p, &e)) { /* a FIFO would stall HDF5's probe */
+      st = VH5_BAD;
+      snprintf(why, sizeof why, "%s", e.msg);
     } else if (!vh_is_url(p) && H5Fis_hdf5(p) <= 0) {
       st = VH5_BAD;
       snprintf(why, sizeof why, "%s: not an HDF5 file", shown);

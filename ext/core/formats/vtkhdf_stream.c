@@ -127,7 +127,7 @@ static int all_plain(const vh_stream *s, int which, int64_t lo, int64_t n) {
  * as HDF5 reads them. */
 static vd_code load_direct(vh_stream *s, int which, int64_t lo, int64_t n, int64_t *dst, vd_err *err) {
   memset(dst, 0, (size_t)n * sizeof *dst);
-  hid_t fapl = s->in.remote ? vh_vfd_fapl(s->in.ctx, s->in.base) : H5Pcreate(H5P_FILE_ACCESS);
+  hid_t fapl = s->in.remote ? vh_vfd_fapl(s->in.ctx, s->in.base) : vh_local_fapl(s->in.ctx);
   if (fapl < 0) return vd_fail(err, VD_ERROR, "%s: cannot make an HDF5 access list", s->where);
   if (!s->in.remote) H5Pset_file_locking(fapl, 0, 1); /* as the main file is opened */
   vd_code rc = VD_OK;

@@ -12,6 +12,9 @@
  * the main file's URL. HDF5 hands it on to the sub-files behind external links and
  * virtual datasets. */
 hid_t vh_vfd_fapl(vd_ctx *ctx, const char *base);
+/* The same for local files (vtkhdf_vfd_local.c): HDF5's plain reads, counted in ctx's
+ * vdsql_stats() and opened only when they are regular files. */
+hid_t vh_local_fapl(vd_ctx *ctx);
 /* Between begin and end, sub-files HDF5 opens on this thread read through ctx, under
  * the rule of vh_url_check against base (the main file's URL). */
 void vh_vfd_begin(vd_ctx *ctx, const char *base);

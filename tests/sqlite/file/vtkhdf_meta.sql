@@ -18,3 +18,7 @@ SELECT count(*) FROM vtkhdf_blocks('@DATA@/vtkhdf/ug3.vtkhdf');
 SELECT * FROM vtkhdf_array_starts('@DATA@/vtkhdf/ug_temporal.vtkhdf') WHERE step = 1;
 SELECT * FROM vtkhdf_array_starts('@DATA@/vtkhdf/ext_missing.vtkhdf');
 SELECT count(*) FROM vtkhdf_array_starts('@DATA@/vtkhdf/image.vtkhdf');
+-- local VTKHDF reads are counted like every other local read (main file and sub-files)
+SELECT vdsql_config('stats', 'reset');
+SELECT count(*) FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
+SELECT backend, requests > 0 AS counted, bytes > 0 AS read FROM vdsql_stats() WHERE backend = 'file';
