@@ -801,12 +801,14 @@ static void big_dataset(hid_t g, const char *name, hid_t ft, long long n, int co
 
 /* A big temporal leaf for bench/vtkhdf and the streaming tests: nparts partitions x
  * nsteps steps with varied, deterministic counts. moving: new count entries every step
- * (else written once, every step reusing them: a static mesh); poly: PolyData with four
+ * (else written once, every step reusing them: a static mesh); moving 2: points move but
+ * cells are stored once, their counts still repeated per step and CellOffsets 0 (as in
+ * warping_spheres: the case where PolyData's Offsets rule and UG's differ); poly: PolyData with four
  * topologies and (NSteps, 4) Steps offsets; neg_at >= 0 puts a negative NumberOfCells
  * there (a broken file whose fault sits far from the start). */
 static void big_file(const char *name, long long nparts, long long nsteps, int moving, int poly, long long neg_at) {
   static const char *const topo[4] = {"Vertices", "Lines", "Polygons", "Strips"};
-  int ntopo = poly ? 4 : 1;
+  int ntopo = poly ? 4 : 1, once = moving == 2;
   long long n = moving ? nparts * nsteps : nparts;
   long long *np = malloc(n * sizeof *np), *nc[4], *nci[4];
   for (int k = 0; k < ntopo; k++) {
@@ -822,16 +824,17 @@ static void big_file(const char *name, long long nparts, long long nsteps, int m
   for (long long t = 0; t < nsteps; t++) {
     po[t] = moving ? t * nparts : 0, npa[t] = nparts, vals[t] = t * 0.1;
     pto[t] = moving ? tp : 0;
-    for (int k = 0; k < ntopo; k++) co[t * ntopo + k] = moving ? tc[k] : 0, cio[t * ntopo + k] = moving ? tci[k] : 0;
+    for (int k = 0; k < ntopo; k++)
+      co[t * ntopo + k] = moving && !once ? tc[k] : 0, cio[t * ntopo + k] = moving && !once ? tci[k] : 0;
     if (!moving && t > 0) continue;
     for (long long j = 0; j < nparts; j++) {
       long long e = (moving ? t : 0) * nparts + j;
       np[e] = 8 + (j * 7 + t) % 13;
       tp += np[e];
       for (int k = 0; k < ntopo; k++) {
-        nc[k][e] = (j % (17 + k) == 0) ? 0 : 1 + (j * (3 + k) + t) % 5;
+        nc[k][e] = (j % (17 + k) == 0) ? 0 : 1 + (j * (3 + k) + (once ? 0 : t)) % 5;
         nci[k][e] = nc[k][e] * (poly ? k + 1 : 4);
-        tc[k] += nc[k][e], tci[k] += nci[k][e];
+        if (!once || t == 0) tc[k] += nc[k][e], tci[k] += nci[k][e];
       }
     }
   }
@@ -845,7 +848,7 @@ static void big_file(const char *name, long long nparts, long long nsteps, int m
     di64(tg, "NumberOfCells", n, nc[k]);
     di64(tg, "NumberOfConnectivityIds", n, nci[k]);
     if (!poly) big_dataset(tg, "Types", H5T_STD_U8LE, tc[k], 1);
-    big_dataset(tg, "Offsets", H5T_STD_I64LE, tc[k] + n, 1);
+    big_dataset(tg, "Offsets", H5T_STD_I64LE, tc[k] + (once ? nparts : n), 1);
     big_dataset(tg, "Connectivity", H5T_STD_I64LE, tci[k], 1);
     if (poly) H5Gclose(tg);
   }
@@ -879,6 +882,7 @@ int main(int argc, char **argv) {
     big_file("big_ug.vtkhdf", 20000, 3, 1, 0, -1);
     big_file("big_static.vtkhdf", 20000, 3, 0, 0, -1);
     big_file("big_poly.vtkhdf", 10000, 3, 1, 1, -1);
+    big_file("big_poly_cells_once.vtkhdf", 10000, 3, 2, 1, -1);
     big_file("big_negative.vtkhdf", 20000, 1, 1, 0, 12345);
     return 0;
   }

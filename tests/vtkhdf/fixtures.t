@@ -91,9 +91,13 @@ def check_leaf(fname, label, exp, parts, topos, starts):
 
 def main():
     files = sorted(glob.glob(os.path.join(fixdir, "*.expect.json")))
-    if not files:
+    if not files:  # a skip only for a clone without shared/; a shared/ without them fails
         print("1..1")
-        print("ok 1 # SKIP %s not found (set VDSQL_SHARED): VTKHDF fixture comparison not run" % fixdir)
+        if os.path.isdir(os.path.dirname(os.path.dirname(fixdir))):
+            print("not ok 1 - %s holds no *.expect.json: the VTKHDF fixtures are missing from shared/" % fixdir)
+            return 1
+        print("ok 1 # SKIP no shared folder at %s (set VDSQL_SHARED): VTKHDF fixture comparison not run"
+              % os.path.dirname(os.path.dirname(fixdir)))
         return 0
     roots = [("", fixdir)]
     state = tempfile.mkdtemp(prefix="vdsql-fixhttp.")

@@ -54,9 +54,10 @@ def expected_ug(path):
     return rows
 
 
-def expected_poly(path):
+def expected_poly(path, rule="poly"):
     """(partition rows, topology rows) of a temporal PolyData, with the PolyData rule for
-    the Offsets start: c = how many earlier entries' cells it takes to reach CellOffsets[t][k]."""
+    the Offsets start: c = how many earlier entries' cells it takes to reach CellOffsets[t][k]
+    (rule "ug": UnstructuredGrid's PartOffsets[t] instead, to show that a file tells them apart)."""
     import h5py
     import numpy as np
     parts, topos = [], []
@@ -82,7 +83,8 @@ def expected_poly(path):
             while cnt < p and run < cell:  # the spec's count c, entry by entry
                 run += int(nc[k][cnt])
                 cnt += 1
-            per.append((b, c, cell + excl(b), cio[t][k] + excl(c), cell + cnt + excl(b) + np.arange(n)))
+            extra = cnt if rule == "poly" else p
+            per.append((b, c, cell + excl(b), cio[t][k] + excl(c), cell + extra + excl(b) + np.arange(n)))
         for j in range(n):
             for k in range(4):
                 b, c, ce, cn, of = per[k]
@@ -118,7 +120,7 @@ def scan_cost(q):
 
 
 def checks(root, label, want):
-    ug, static, (poly_p, poly_t) = want
+    ug, static, (poly_p, poly_t), (once_t, once_ug) = want
     for name, rows in (("big_ug", ug), ("big_static", static)):
         try:
             got = got_parts("%s/%s.vtkhdf" % (root, name))
@@ -133,6 +135,16 @@ def checks(root, label, want):
        first_diff(gp, poly_p))
     ok(gt == poly_t, "%sbig_poly: all %d topology rows (PolyData Offsets rule) equal h5py's" % (label, len(poly_t)),
        first_diff(gt, poly_t))
+    # points move, cells are stored once (CellOffsets 0, PartOffsets 0, 10000, 20000): here
+    # only the PolyData rule gives VTK's Offsets starts
+    f = root + "/big_poly_cells_once.vtkhdf"
+    try:
+        gt = got_topos(f)
+    except Exception as e:
+        gt = [str(e)]
+    ok(gt == once_t and once_t != once_ug, "%sbig_poly_cells_once: all %d topology rows follow the PolyData Offsets "
+       "rule (the UG rule differs in %d rows)" % (label, len(once_t), sum(a != b for a, b in zip(once_t, once_ug))),
+       first_diff(gt, once_t))
     # a negative count at entry 12345: an error naming the file and the entry, no crash
     p = sql("SELECT count(*) FROM vtkhdf_partitions('%s/big_negative.vtkhdf');" % root)
     ok(p.returncode != 0 and "big_negative.vtkhdf" in p.stderr and "NumberOfCells[12345] is negative" in p.stderr,
@@ -162,7 +174,9 @@ def main():
         d = os.path.join(tmp, "big")
         subprocess.run([mk, d, "big"], check=True)
         want = (expected_ug(d + "/big_ug.vtkhdf"), expected_ug(d + "/big_static.vtkhdf"),
-                expected_poly(d + "/big_poly.vtkhdf"))
+                expected_poly(d + "/big_poly.vtkhdf"),
+                (expected_poly(d + "/big_poly_cells_once.vtkhdf")[1],
+                 expected_poly(d + "/big_poly_cells_once.vtkhdf", "ug")[1]))
         ok(len(want[0]) == 60000 and len(want[1]) == 60000 and len(want[2][0]) == 30000,
            "the files have 60,000 / 60,000 / 30,000 rows (several 8192-entry windows each)")
         checks(d, "", want)
