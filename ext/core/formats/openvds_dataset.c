@@ -21,7 +21,14 @@ vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
   }
   vd_url_redact(urls[0], where[0], sizeof where[0]);
   vd_url_redact(urls[1], where[1], sizeof where[1]);
-  if ((rc = vd_fetch_docs(ctx, (const char *const *)urls, 2, docs, err))) goto fail;
+  if ((rc = vd_fetch_docs(ctx, (const char *const *)urls, 2, docs, err))) {
+    if (rc == VD_NOTFOUND) { /* say what the folder is not, not only which file is missing */
+      char base[600];
+      vd_url_redact(url, base, sizeof base);
+      vd_err_prefix(err, "%s: not an OpenVDS dataset", base);
+    }
+    goto fail;
+  }
   if ((rc = vds_parse_layout((const char *)docs[0]->data, docs[0]->len, where[0], &ds->layout, err))) goto fail;
   if ((rc = vds_parse_status((const char *)docs[1]->data, docs[1]->len, where[1], &ds->layout, &ds->nlayers,
                              &ds->layers, err)))
