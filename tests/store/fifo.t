@@ -10,6 +10,7 @@ The LINDI writer (its archive, its journal) and VTKHDF (whose file HDF5 opens) g
 through the same check.
    env: SO, SQLITE3 (as tests/taplib.py)"""
 import os
+import subprocess
 import shutil
 import sys
 import tempfile
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mklindi  # noqa: E402
 import mkvds  # noqa: E402
-from taplib import measured, ok, plan  # noqa: E402
+from taplib import TOP, measured, ok, plan  # noqa: E402
 
 TIMEOUT = 20
 
@@ -76,6 +77,14 @@ try:
     vtk = os.path.join(tmp, "x.vtkhdf")
     os.mkfifo(vtk)
     refused("VTKHDF file is a FIFO", "SELECT * FROM vtkhdf_blocks('%s');" % vtk, vtk)
+    # a sub-file (external link) that is a FIFO: its partitions are bad_source, the rest is read
+    vdir = os.path.join(tmp, "vtkhdf")
+    subprocess.run([os.path.join(TOP, "build", "mkvtkhdf"), vdir], check=True, capture_output=True)
+    fifo(os.path.join(vdir, "ext_composite_BlockA.vtkhdf"))
+    rc, out, err, _, secs = measured("SELECT group_concat(status) FROM vtkhdf_partitions('%s');"
+                                     % os.path.join(vdir, "ext_composite.vtkhdf"), timeout=TIMEOUT)
+    ok(rc == 0 and out.strip() == "bad_source,ok,ok", "VTKHDF sub-file is a FIFO: bad_source, the other blocks read "
+       "(%.1f s)" % secs, out + err)
     # the LINDI writer: the archive, its journal, the journal's old temporary name
     w = os.path.join(tmp, "w.lindi.tar")
     insert = "CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nINSERT INTO a(name, data) VALUES ('n', 'x');"
