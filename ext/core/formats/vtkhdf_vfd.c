@@ -149,7 +149,9 @@ static int show_url(const char *u, size_t len, char *out, size_t n, size_t *o) {
   return memchr(seg, '?', strlen(seg)) || memchr(seg, '#', strlen(seg));
 }
 
-void vh_show(const char *s, char *out, size_t n) {
+/* Every URL in s through vd_url_redact. In a name (text 0) a URL runs to the next URL;
+ * in a message (text 1) it ends at a blank or a quote, and the text after it stays. */
+static void show_all(const char *s, char *out, size_t n, int text) {
   size_t o = 0;
   if (n) out[0] = 0;
   if (!s) return;
@@ -161,12 +163,25 @@ void vh_show(const char *s, char *out, size_t n) {
       break;
     }
     put(out, n, &o, p, (size_t)(u - p));
-    const char *nx = next_url(s, strstr(u, "://") + 3);
-    size_t len = nx ? (size_t)(nx - u) : strlen(u);
-    if (show_url(u, len, out, n, &o)) break;
-    p = u + len;
+    if (text) {
+      size_t len = strcspn(u, " \t\n'\"<>");
+      while (len > 0 && strchr(":,;)", u[len - 1])) len--; /* "URL: message", "(URL)" */
+      char piece[2048], shown[2048];
+      snprintf(piece, sizeof piece, "%.*s", (int)len, u);
+      show_all(piece, shown, sizeof shown, 0);
+      put(out, n, &o, shown, strlen(shown));
+      p = u + (len ? len : 1);
+    } else {
+      const char *nx = next_url(s, strstr(u, "://") + 3);
+      size_t len = nx ? (size_t)(nx - u) : strlen(u);
+      if (show_url(u, len, out, n, &o)) break;
+      p = u + len;
+    }
   }
 }
+
+void vh_show(const char *s, char *out, size_t n) { show_all(s, out, n, 0); }
+void vh_show_text(const char *s, char *out, size_t n) { show_all(s, out, n, 1); }
 
 char *vh_shown(const char *s) {
   if (!s) return NULL;
@@ -174,27 +189,6 @@ char *vh_shown(const char *s) {
   char *out = malloc(n);
   if (out) vh_show(s, out, n);
   return out;
-}
-
-void vh_show_text(const char *s, char *out, size_t n) {
-  size_t o = 0;
-  if (n) out[0] = 0;
-  const char *p = s;
-  while (*p) {
-    const char *u = next_url(s, p);
-    if (!u) {
-      put(out, n, &o, p, strlen(p));
-      break;
-    }
-    put(out, n, &o, p, (size_t)(u - p));
-    size_t len = strcspn(u, " \t\n'\"<>");
-    while (len > 0 && strchr(":,;)", u[len - 1])) len--; /* "URL: message", "(URL)" */
-    char piece[2048], shown[2048];
-    snprintf(piece, sizeof piece, "%.*s", (int)len, u);
-    vh_show(piece, shown, sizeof shown);
-    put(out, n, &o, shown, strlen(shown));
-    p = u + (len ? len : 1);
-  }
 }
 
 void vh_err_redact(vd_err *err) {
