@@ -322,6 +322,11 @@ def build_tests(root):
     w = Writer(os.path.join(root, "wavelet"), Layout([100, 100, 100], brick=64))
     w.layer("Dimensions_012LOD0", wavelet=True, statuses=lambda c: "unwritten" if c == 3 else "data")
     w.finish()
+    # 4096 chunks on 32 pages of 128, 5 pages listed as not stored (-1): scans read each
+    # stored page once; the pages (32 KiB) are more than a small cache keeps
+    w = Writer(os.path.join(root, "holes"), Layout([1024, 1024, 128], brick=32, neg=0, pos=0))
+    w.layer("Dimensions_012LOD0", page_size=128, drop_pages=(2, 5, 6, 9, 30), write_objects=False)
+    w.finish()
     # 2.0.x-era status: pages but no pageDirectory, no validChunkCount/serializedSize
     w = Writer(os.path.join(root, "old"), Layout([100, 100, 100], brick=64))
     w.layer("Dimensions_012LOD0", page_size=4, no_directory=True, stats=False)

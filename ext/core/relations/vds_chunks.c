@@ -167,6 +167,10 @@ static void drop_window_before(chunks_cur *k, int64_t page) {
 /* Fetches page p (and, when scanning a plain range, the next pages too). */
 static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   const vds_layer *l = k->b.layer;
+  if (vds_page_stored(l, p) < 0) { /* listed as not stored: all unwritten; the window ahead stays */
+    *out = NULL;
+    return VD_OK;
+  }
   if (k->wn && k->wpage[0] == p) { /* same page as the previous row */
     *out = k->wblob[0];
     return VD_OK;
@@ -205,9 +209,11 @@ static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
     pages[n++] = q;
   }
   vd_blob *blobs[WINDOW_MAX] = {0};
-  /* a scan of a layer whose pages cannot stay in the cache would only push
-   * everything else out of it: such windows bypass the cache */
-  int cache = want == 1 || (double)l->page_count * l->page_size * l->entry_size < k->b.ctx->cfg.cache_size / 4.0;
+  /* a scan over more pages than the cache can keep would only push everything else out
+   * of it: its windows bypass the cache; a lookup of a few pages (a point, a short range)
+   * keeps them, so a repeat costs no request */
+  int64_t span = last_page - k->lo / l->page_size + 1;
+  int cache = want == 1 || (double)span * l->page_size * l->entry_size < k->b.ctx->cfg.cache_size / 4.0;
   if (!rc && n) rc = vd_fetch_docs_opt(k->b.ctx, (const char *const *)urls, n, blobs, cache, err);
   for (int i = 0; i < n && !rc; i++) {
     char where[600];
