@@ -40,6 +40,9 @@ file under ROOT, e.g. /norange/lindi/small.lindi.tar:
   noauth/       400 when the request carries any Authorization, else like ok/
   slow/         headers, then one byte per second
   hang/         reads the request and never answers
+  delay/        like ok/ after 0.25 s, each request's time span recorded, so that
+  rounds/count  tells in how many rounds (groups of overlapping requests) the delay/
+                requests came since rounds/reset: the client's round trips
 Redirects keep the request's query. nocr/ ... huge206/ answer 206 with their fault
 even to a request without Range (the whole object as bytes 0-(size-1)). Redirects
 apply to HEAD too; HEAD of the other paths answers like ok/.
@@ -55,6 +58,22 @@ ROOT = os.path.abspath(sys.argv[1])
 LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 300.0
 HUGE = 64 << 20
 PORTS = [0, 0]
+DELAY = 0.25
+SPANS = []  # (start, end) of delay/ requests
+SPANS_LOCK = threading.Lock()
+
+
+def rounds():
+    """Groups of overlapping requests: a request that starts after every earlier one has
+    ended begins a new round."""
+    n, end = 0, -1.0
+    with SPANS_LOCK:
+        spans = sorted(SPANS)
+    for a, b in spans:
+        if a > end:
+            n += 1
+        end = max(end, b)
+    return n
 START = time.monotonic()
 
 
@@ -158,6 +177,20 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     break
             self.close_connection = True
+            return
+        if fault == "rounds":
+            if rest == "reset":
+                with SPANS_LOCK:
+                    SPANS.clear()
+            body = str(rounds()).encode()
+            return self.send(200, [("Content-Length", str(len(body)))], b"" if head else body)
+        if fault == "delay":
+            t0 = time.monotonic()
+            time.sleep(DELAY)
+            self.path = "/ok/" + rest + ("?" + query if query else "")
+            self.handle_one(head)
+            with SPANS_LOCK:
+                SPANS.append((t0, time.monotonic()))
             return
         if fault == "fail503":
             return self.send(503, [("Content-Length", "0")])

@@ -10,11 +10,29 @@
 #include "../util/base64.h"
 #include "vds_cursor.h"
 
-static vd_code page_entry(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, vds_entry *e,
-                          unsigned char raw[28], vd_err *err) {
+/* The page entry of chunk from a page's bytes (all zero, unwritten, past its end). */
+static vd_code entry_from(const vds_layer *l, int64_t chunk, int64_t p, const vd_blob *page, const char *url,
+                          vds_entry *e, unsigned char raw[28], vd_err *err) {
+  char where[600];
+  vd_url_redact(url, where, sizeof where);
+  vd_code rc = vds_page_check(l, p, page->len, where, err);
+  size_t off = (size_t)(chunk % l->page_size) * l->entry_size;
+  if (!rc && off + l->entry_size <= page->len) memcpy(raw, page->data + off, l->entry_size);
+  vds_entry_decode(raw, l->entry_size, e);
+  return rc;
+}
+
+/* The chunk's page entry and, for a data chunk, its object. The object's key is known
+ * from the chunk index alone, so when the page is not cached both are asked for at once
+ * (one round trip instead of two); the object is dropped when the page says the chunk is
+ * constant, NoValue or unwritten. With fetch_object 0 only the page is read. */
+static vd_code entry_and_object(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk,
+                                const char *obj_url, int fetch_object, vds_entry *e, unsigned char raw[28],
+                                vd_buf *obj, vd_objinfo *info, int *have_obj, vd_err *err) {
   int64_t p = chunk / l->page_size;
   char *key = vds_page_key(l, p);
   memset(raw, 0, 28);
+  *have_obj = 0;
   if (!key) { /* directory says -1: nothing written on this page */
     vds_entry_decode(raw, l->entry_size, e);
     return VD_OK;
@@ -22,18 +40,39 @@ static vd_code page_entry(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l
   char *url = vd_url_join(ds->url, key);
   free(key);
   if (!url) return vd_nomem(err);
-  vd_blob *page;
-  vd_code rc = vd_fetch_doc(ctx, url, &page, err);
-  if (!rc) {
-    char where[600];
-    vd_url_redact(url, where, sizeof where);
-    rc = vds_page_check(l, p, page->len, where, err);
-    size_t off = (size_t)(chunk % l->page_size) * l->entry_size;
-    if (!rc && off + l->entry_size <= page->len) memcpy(raw, page->data + off, l->entry_size);
-    vd_blob_unref(page);
+  vd_code rc = VD_OK;
+  vd_blob *page = vd_cache_lookup(ctx, url, url);
+  if (page || !fetch_object) {
+    if (page || !(rc = vd_fetch_doc(ctx, url, &page, err))) rc = entry_from(l, chunk, p, page, url, e, raw, err);
+  } else {
+    vd_getreq r[2] = {{.url = url, .len = -1}, {.url = obj_url, .len = -1, .want_info = 1}};
+    vd_get_many(ctx, r, 2); /* each request carries its own outcome */
+    if (r[0].rc) {
+      rc = r[0].rc;
+      *err = r[0].err;
+    } else if (!(page = vd_blob_from_buf(&r[0].body))) {
+      rc = vd_nomem(err);
+    } else {
+      vd_cache_store(ctx, url, page);
+      rc = entry_from(l, chunk, p, page, url, e, raw, err);
+    }
+    if (!rc && e->status == VDS_S_DATA) { /* the object counts only for a data chunk */
+      if (r[1].rc) {
+        rc = r[1].rc;
+        *err = r[1].err;
+      } else {
+        *obj = r[1].body, *info = r[1].info;
+        r[1].body = (vd_buf){0}, r[1].info = (vd_objinfo){0};
+        *have_obj = 1;
+      }
+    }
+    for (int i = 0; i < 2; i++) {
+      vd_buf_free(&r[i].body);
+      vd_objinfo_free(&r[i].info);
+    }
   }
+  vd_blob_unref(page);
   free(url);
-  vds_entry_decode(raw, l->entry_size, e);
   return rc;
 }
 
@@ -79,17 +118,20 @@ vd_code vds_read_chunk(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, i
   vds_entry e = {0};
   unsigned char raw[28] = {0};
   e.status = VDS_S_DATA;
-  if (l->has_pages && (rc = page_entry(ctx, ds, l, chunk, &e, raw, err))) goto done;
+  int method = l->has_pages ? l->method : VDS_M_NONE; /* OpenVDS decodes page-less layers as None */
+  int decodable = method == VDS_M_NONE || method == VDS_M_RLE || method == VDS_M_ZIP, have_obj = 0;
+  if (l->has_pages &&
+      (rc = entry_and_object(ctx, ds, l, chunk, url, decodable, &e, raw, &obj, &info, &have_obj, err)))
+    goto done;
   if (e.status != VDS_S_DATA) {
     rc = vds_fill(ch, shape, e.status, e.constant, samples, err);
     goto done;
   }
-  int method = l->has_pages ? l->method : VDS_M_NONE; /* OpenVDS decodes page-less layers as None */
-  if (method != VDS_M_NONE && method != VDS_M_RLE && method != VDS_M_ZIP) { /* refuse before fetching */
+  if (!decodable) { /* refuse before fetching */
     rc = vds_decode(method, NULL, 0, NULL, where, samples, NULL, err);
     goto done;
   }
-  if ((rc = vd_get(ctx, url, 0, -1, &obj, &info, err))) goto done;
+  if (!have_obj && (rc = vd_get(ctx, url, 0, -1, &obj, &info, err))) goto done;
   if (l->has_pages && (rc = check_metadata(l, raw, &info, where, err))) goto done;
   rc = vds_decode(method, obj.data, obj.len, shape, where, samples, NULL, err);
 done:
