@@ -2,6 +2,7 @@
  * composites (and the leaves it links, through external files), and every external link
  * and virtual-dataset mapping (vtkhdf_sources). */
 #include "vtkhdf_read.h"
+#include "vtkhdf_shape.h"
 #include "vtkhdf_vfd.h"
 
 static const char *type_name(hid_t t, char *buf, size_t n) {
@@ -14,10 +15,31 @@ static const char *type_name(hid_t t, char *buf, size_t n) {
   return buf;
 }
 
+/* VTK's attribute types, as vtkDataSetAttributes spells them: the values of an array's
+ * Attribute (2.6), and the names of the version-1 convention of an attribute on the
+ * PointData/CellData group naming its array (Scalars=<name>) */
+static const char *const attr_types[] = {"Scalars", "Vectors", "Normals", "TCoords", "Tensors", "GlobalIds",
+                                         "PedigreeIds", "EdgeFlag", "Tangents", "RationalWeights",
+                                         "HigherOrderDegrees", "ProcessIds", NULL};
+
+/* The attribute type group g names array name with, or NULL */
+static char *group_attribute(hid_t g, const char *name) {
+  for (int k = 0; attr_types[k]; k++) {
+    char *v = vh5_attr_str(g, attr_types[k]);
+    H5Eclear2(H5E_DEFAULT);
+    int hit = v && !strcmp(v, name);
+    free(v);
+    if (hit) return strdup(attr_types[k]);
+  }
+  return NULL;
+}
+
 vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal) {
   static const char *const groups[] = {"PointData", "CellData", "FieldData", "RowData"};
   static const char *const assoc[] = {"point", "cell", "field", "row"};
-  vd_code rc = VD_OK;
+  int64_t ext[6];
+  int has_ext = 0;
+  vd_code rc = image ? vhr_whole_extent(r, lg, L->where, ext, &has_ext) : VD_OK;
   for (int gi = 0; gi < 4 && !rc; gi++) {
     hid_t g;
     names ns;
@@ -35,11 +57,20 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       int64_t total = 1;
       int ovf = 0; /* dims come from the file: a product past 64 bits has no count */
       for (int k = 0; k < rank; k++) ovf |= dims[k] > INT64_MAX || __builtin_mul_overflow(total, (int64_t)dims[k], &total);
-      /* components: the last dimension of an (n, c) array; ImageData arrays are
-       * (z, y, x[, c]) with a leading time axis when temporal */
-      int plain = (image ? 3 : 1) + (image && temporal ? 1 : 0);
-      int64_t comps = rank > plain && gi != 2 ? (int64_t)dims[rank - 1] : (gi == 2 && rank == 2 ? (int64_t)dims[1] : 1);
-      if (comps < 1) comps = 1;
+      int64_t comps, tuples;
+      if (has_ext && gi < 2) { /* structured: from the extent (vh_struct_shape) */
+        vh_struct_shape(ext, gi == 1, temporal, rank, (const uint64_t *)dims, &tuples, &comps);
+      } else if (image && gi < 2) { /* no extent to go by: (z, y, x[, c]), time first */
+        comps = rank > 3 + temporal ? (int64_t)dims[rank - 1] : 1;
+      } else if (gi < 2) { /* (n[, c...]): the axes after the first ((n, 3, 3) tensors: 9) */
+        comps = 1;
+        for (int k = 1; k < rank; k++) ovf |= dims[k] > INT64_MAX || __builtin_mul_overflow(comps, (int64_t)dims[k], &comps);
+      } else {
+        /* FieldData (n) or (n, c), and temporal (t, 1, n) as gridformat writes it: the
+         * last axis; RowData columns (n[, c]) likewise */
+        comps = rank > 1 ? (int64_t)dims[rank - 1] : 1;
+      }
+      if (comps < 1 || ovf) comps = 1;
       char tn[32];
       GROW(r->doc->arrays, r->doc->narrays, r->doc->caparrays);
       vh_array *a = &r->doc->arrays[r->doc->narrays++];
@@ -52,6 +83,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       a->tuples = ovf ? VH_NULL : total / comps;
       a->attribute = vh5_attr_str(ds, "Attribute");
       H5Eclear2(H5E_DEFAULT);
+      if (!a->attribute && gi < 2) a->attribute = group_attribute(g, ns.v[i]); /* Version 1's Scalars=<name> */
       H5Tclose(t);
       H5Sclose(sp);
       H5Dclose(ds);
@@ -152,7 +184,10 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
         H5Eclear2(H5E_DEFAULT); /* a dataset inside the Assembly means nothing to VTK */
         continue;
       }
-      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, VH_NULL, NULL);
+      int64_t index = VH_NULL; /* a PDC Assembly node may carry an Index too */
+      if (vh5_attr_i64(cg, "Index", &index, 1) != 1) index = VH_NULL;
+      H5Eclear2(H5E_DEFAULT);
+      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, index, NULL);
       if (!rc) rc = vhr_assembly(r, root, cg, child, depth + 1);
       H5Gclose(cg);
     }
