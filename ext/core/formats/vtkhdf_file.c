@@ -177,7 +177,10 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
-    rc = vhr_leaf_arrays(r, lg, L, !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid"), temporal);
+    rc = vhr_leaf_arrays(r, lg, L,
+                         !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") ||
+                             !strcmp(L->type, "StructuredGrid"),
+                         temporal);
   }
   return rc;
 }

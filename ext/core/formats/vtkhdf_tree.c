@@ -15,22 +15,24 @@ static const char *type_name(hid_t t, char *buf, size_t n) {
   return buf;
 }
 
-/* VTK's attribute types, as vtkDataSetAttributes spells them: the values of an array's
- * Attribute (2.6), and the names of the version-1 convention of an attribute on the
+/* VTK's attribute types, as vtkDataSetAttributes spells them (the values of an array's
+ * own Attribute of 2.6): the names of the Version 1 convention, an attribute of the
  * PointData/CellData group naming its array (Scalars=<name>) */
 static const char *const attr_types[] = {"Scalars", "Vectors", "Normals", "TCoords", "Tensors", "GlobalIds",
                                          "PedigreeIds", "EdgeFlag", "Tangents", "RationalWeights",
-                                         "HigherOrderDegrees", "ProcessIds", NULL};
+                                         "HigherOrderDegrees", "ProcessIds"};
+#define NATTR (sizeof attr_types / sizeof *attr_types)
 
-/* The attribute type group g names array name with, or NULL */
-static char *group_attribute(hid_t g, const char *name) {
-  for (int k = 0; attr_types[k]; k++) {
-    char *v = vh5_attr_str(g, attr_types[k]);
-    H5Eclear2(H5E_DEFAULT);
-    int hit = v && !strcmp(v, name);
-    free(v);
-    if (hit) return strdup(attr_types[k]);
-  }
+/* The arrays group g names with each attribute type (NULL: none), read once per group */
+static void group_attributes(hid_t g, char *named[NATTR]) {
+  for (size_t k = 0; k < NATTR; k++) named[k] = vh5_attr_str(g, attr_types[k]);
+  H5Eclear2(H5E_DEFAULT);
+}
+
+/* The attribute type of array name by the group's names, or NULL */
+static char *named_attribute(char *const named[NATTR], const char *name) {
+  for (size_t k = 0; k < NATTR; k++)
+    if (named[k] && !strcmp(named[k], name)) return strdup(attr_types[k]);
   return NULL;
 }
 
@@ -44,6 +46,8 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
     hid_t g;
     names ns;
     if ((rc = vhr_data_group(r, lg, L, groups[gi], &g, &ns)) || g < 0) continue;
+    char *named[NATTR] = {NULL};
+    if (gi < 2) group_attributes(g, named);
     for (int i = 0; i < ns.n && !rc; i++) {
       hid_t ds = H5Dopen2(g, ns.v[i], H5P_DEFAULT);
       if (ds < 0) { /* a group or a broken link among the arrays is not an array */
@@ -83,7 +87,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       a->tuples = ovf ? VH_NULL : total / comps;
       a->attribute = vh5_attr_str(ds, "Attribute");
       H5Eclear2(H5E_DEFAULT);
-      if (!a->attribute && gi < 2) a->attribute = group_attribute(g, ns.v[i]); /* Version 1's Scalars=<name> */
+      if (!a->attribute) a->attribute = named_attribute(named, ns.v[i]); /* Version 1's Scalars=<name> */
       H5Tclose(t);
       H5Sclose(sp);
       H5Dclose(ds);
@@ -98,6 +102,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       vh5_maps_free(mp, nm);
       if (!a->block || !a->association || !a->name || !a->type || (src && !a->source_file)) rc = vd_nomem(r->err);
     }
+    for (size_t k = 0; k < NATTR; k++) free(named[k]);
     vhr_names_free(&ns);
     H5Gclose(g);
   }
