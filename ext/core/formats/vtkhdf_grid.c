@@ -44,9 +44,9 @@ vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L) {
   vd_code rc = open_steps(r, lg, L, &s);
   int64_t ext[6];
   int has_ext = 0;
-  if (!rc) rc = vhr_whole_extent(r, lg, L->where, ext, &has_ext);
-  int counted = has_ext && (!strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") ||
-                            !strcmp(L->type, "StructuredGrid"));
+  int grid = !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") || !strcmp(L->type, "StructuredGrid");
+  if (!rc && grid) rc = vhr_whole_extent(r, lg, L->where, ext, &has_ext);
+  int counted = has_ext && grid;
   if (!rc && s.values && s.nvalues < s.nsteps)
     rc = vd_fail(r->err, VD_INVALID, "%s: Steps/Values has %lld rows but NSteps is %lld (inconsistent Steps lengths)",
                  L->where, (long long)s.nvalues, (long long)s.nsteps);
