@@ -12,6 +12,7 @@
 
 #include "../store/store.h"
 #include "vtkhdf_read.h"
+#include "vtkhdf_shape.h"
 #include "vtkhdf_stream.h"
 #include "vtkhdf_vfd.h"
 
@@ -59,6 +60,21 @@ vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type) {
   free(*type);
   *type = NULL;
   return rc;
+}
+
+vd_code vhr_whole_extent(rd *r, hid_t g, const char *where, int64_t ext[6], int *has) {
+  double v[6];
+  *has = vh5_attr_i64(g, "WholeExtent", ext, 6) == 6;
+  if (!*has && vh5_attr_real(g, "WholeExtent", v, 6) == 6) {
+    int bad = vh_whole_numbers(v, 6, ext);
+    H5Eclear2(H5E_DEFAULT);
+    if (bad >= 0)
+      return vd_fail(r->err, VD_INVALID, "%s: WholeExtent[%d] is %.17g, not a whole number (an extent counts points)",
+                     where, bad, v[bad]);
+    *has = 1;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return VD_OK;
 }
 
 static int is_composite(const char *t) {
@@ -161,7 +177,10 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
-    rc = vhr_leaf_arrays(r, lg, L, !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid"), temporal);
+    rc = vhr_leaf_arrays(r, lg, L,
+                         !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") ||
+                             !strcmp(L->type, "StructuredGrid"),
+                         temporal);
   }
   return rc;
 }

@@ -2,6 +2,7 @@
  * Steps (streamed, vtkhdf_stream.c, also when sub-files are missing or broken), other
  * types one row per step. */
 #include "vtkhdf_read.h"
+#include "vtkhdf_shape.h"
 #include "vtkhdf_stream.h"
 
 /* Steps header: NSteps (1 without Steps or without the attribute) and the time values. */
@@ -42,10 +43,10 @@ vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L) {
   steps s;
   vd_code rc = open_steps(r, lg, L, &s);
   int64_t ext[6];
-  int has_ext = vh5_attr_i64(lg, "WholeExtent", ext, 6) == 6;
-  H5Eclear2(H5E_DEFAULT);
-  int counted = has_ext && (!strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") ||
-                            !strcmp(L->type, "StructuredGrid"));
+  int has_ext = 0;
+  int grid = !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") || !strcmp(L->type, "StructuredGrid");
+  if (!rc && grid) rc = vhr_whole_extent(r, lg, L->where, ext, &has_ext);
+  int counted = has_ext && grid;
   if (!rc && s.values && s.nvalues < s.nsteps)
     rc = vd_fail(r->err, VD_INVALID, "%s: Steps/Values has %lld rows but NSteps is %lld (inconsistent Steps lengths)",
                  L->where, (long long)s.nvalues, (long long)s.nsteps);
@@ -60,16 +61,12 @@ vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L) {
     if (!(p->source_file = vhr_intern(r->doc, L->shown, &(int){1}))) rc = vd_nomem(r->err);
     if (counted) {
       /* the extent comes from the file: a count past 64 bits is no count (NULL) */
-      int64_t np = 1, nc = 1, dim;
-      int ovf = 0;
-      for (int k = 0; k < 3; k++) {
-        ovf |= __builtin_sub_overflow(ext[2 * k + 1], ext[2 * k], &dim) || __builtin_add_overflow(dim, 1, &dim);
-        if (dim <= 0) np = nc = dim = 0;
-        ovf |= __builtin_mul_overflow(np, dim, &np);
-        if (dim > 1) ovf |= __builtin_mul_overflow(nc, dim - 1, &nc);
-      }
+      int64_t pn[3], cn[3], np, nc;
+      int ovf = vh_extent_counts(ext, 0, pn) | vh_extent_counts(ext, 1, cn);
+      ovf |= __builtin_mul_overflow(pn[0], pn[1], &np) || __builtin_mul_overflow(np, pn[2], &np);
+      ovf |= __builtin_mul_overflow(cn[0], cn[1], &nc) || __builtin_mul_overflow(nc, cn[2], &nc);
       p->n_points = ovf ? VH_NULL : np;
-      p->n_cells = ovf ? VH_NULL : np ? nc : 0;
+      p->n_cells = ovf ? VH_NULL : nc;
     } else {
       /* HyperTreeGrid, OverlappingAMR, Table, or a grid without WholeExtent: not counted here */
       p->status = "unsupported_type";

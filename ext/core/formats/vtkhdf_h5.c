@@ -140,6 +140,33 @@ int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max) {
   return got;
 }
 
+int vh5_attr_real(hid_t obj, const char *name, double *v, int max) {
+  if (H5Aexists(obj, name) <= 0) return 0;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return 0;
+  int got = 0;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+  if (sp >= 0 && (cls == H5T_FLOAT || cls == H5T_INTEGER)) {
+    hssize_t np = H5Sget_simple_extent_npoints(sp);
+    vd_err e;
+    if (np >= 1 && vh5_alloc_ok(np, sizeof(double), "attribute", name, &e)) np = 0; /* a hostile extent */
+    if (np >= 1) {
+      double *buf = calloc(np, sizeof *buf);
+      /* HDF5 converts any float width (and integers) to double */
+      if (buf && H5Aread(a, H5T_NATIVE_DOUBLE, buf) >= 0) {
+        got = np < max ? (int)np : max;
+        for (int i = 0; i < got; i++) v[i] = buf[i];
+      }
+      free(buf);
+    }
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  H5Aclose(a);
+  return got;
+}
+
 /* Opens dataset name in loc and checks it is 1-D or 2-D; sets *d0, *d1. */
 static vd_code open_small(hid_t loc, const char *name, const char *what, hid_t *ds, int64_t *d0, int *d1, vd_err *err) {
   char m[256];

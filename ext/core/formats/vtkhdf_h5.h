@@ -25,6 +25,9 @@ int vh5_external_target(hid_t loc, const char *name, char **file, char **obj);
 char *vh5_attr_str(hid_t obj, const char *name);
 /* Integer attribute with up to max values; returns how many (0 if absent). */
 int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max);
+/* Numeric attribute (any float width, or integers) as doubles, up to max values; returns
+ * how many (0 if absent or not numeric). */
+int vh5_attr_real(hid_t obj, const char *name, double *v, int max);
 
 /* Reads a 1-D or 2-D integer dataset whole as int64. *v is malloc'd (NULL and *n = 0
  * when the dataset is absent and !required). *cols = second dimension (1 for 1-D).

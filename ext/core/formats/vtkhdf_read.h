@@ -61,6 +61,10 @@ void vhr_names_free(names *ns);
 vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out);
 /* The Type of group g (VTK 9.1's rule for Version 1.x files without one); NULL: none */
 vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type);
+/* The WholeExtent of group g: *has = 0 when it has none (or not 6 numbers). Integers as
+ * stored; floating-point values (some writers store float32) must be whole numbers, else
+ * an error naming where and the attribute. */
+vd_code vhr_whole_extent(rd *r, hid_t g, const char *where, int64_t ext[6], int *has);
 /* Everything the doc wants of one leaf */
 vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L);
 

@@ -2,6 +2,7 @@
  * composites (and the leaves it links, through external files), and every external link
  * and virtual-dataset mapping (vtkhdf_sources). */
 #include "vtkhdf_read.h"
+#include "vtkhdf_shape.h"
 #include "vtkhdf_vfd.h"
 
 static const char *type_name(hid_t t, char *buf, size_t n) {
@@ -14,14 +15,39 @@ static const char *type_name(hid_t t, char *buf, size_t n) {
   return buf;
 }
 
+/* VTK's attribute types, as vtkDataSetAttributes spells them (the values of an array's
+ * own Attribute of 2.6): the names of the Version 1 convention, an attribute of the
+ * PointData/CellData group naming its array (Scalars=<name>) */
+static const char *const attr_types[] = {"Scalars", "Vectors", "Normals", "TCoords", "Tensors", "GlobalIds",
+                                         "PedigreeIds", "EdgeFlag", "Tangents", "RationalWeights",
+                                         "HigherOrderDegrees", "ProcessIds"};
+#define NATTR (sizeof attr_types / sizeof *attr_types)
+
+/* The arrays group g names with each attribute type (NULL: none), read once per group */
+static void group_attributes(hid_t g, char *named[NATTR]) {
+  for (size_t k = 0; k < NATTR; k++) named[k] = vh5_attr_str(g, attr_types[k]);
+  H5Eclear2(H5E_DEFAULT);
+}
+
+/* The attribute type of array name by the group's names, or NULL */
+static char *named_attribute(char *const named[NATTR], const char *name) {
+  for (size_t k = 0; k < NATTR; k++)
+    if (named[k] && !strcmp(named[k], name)) return strdup(attr_types[k]);
+  return NULL;
+}
+
 vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal) {
   static const char *const groups[] = {"PointData", "CellData", "FieldData", "RowData"};
   static const char *const assoc[] = {"point", "cell", "field", "row"};
-  vd_code rc = VD_OK;
+  int64_t ext[6];
+  int has_ext = 0;
+  vd_code rc = image ? vhr_whole_extent(r, lg, L->where, ext, &has_ext) : VD_OK;
   for (int gi = 0; gi < 4 && !rc; gi++) {
     hid_t g;
     names ns;
     if ((rc = vhr_data_group(r, lg, L, groups[gi], &g, &ns)) || g < 0) continue;
+    char *named[NATTR] = {NULL};
+    if (gi < 2) group_attributes(g, named);
     for (int i = 0; i < ns.n && !rc; i++) {
       hid_t ds = H5Dopen2(g, ns.v[i], H5P_DEFAULT);
       if (ds < 0) { /* a group or a broken link among the arrays is not an array */
@@ -35,11 +61,20 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       int64_t total = 1;
       int ovf = 0; /* dims come from the file: a product past 64 bits has no count */
       for (int k = 0; k < rank; k++) ovf |= dims[k] > INT64_MAX || __builtin_mul_overflow(total, (int64_t)dims[k], &total);
-      /* components: the last dimension of an (n, c) array; ImageData arrays are
-       * (z, y, x[, c]) with a leading time axis when temporal */
-      int plain = (image ? 3 : 1) + (image && temporal ? 1 : 0);
-      int64_t comps = rank > plain && gi != 2 ? (int64_t)dims[rank - 1] : (gi == 2 && rank == 2 ? (int64_t)dims[1] : 1);
-      if (comps < 1) comps = 1;
+      int64_t comps, tuples;
+      if (has_ext && gi < 2) { /* structured: from the extent (vh_struct_shape) */
+        vh_struct_shape(ext, gi == 1, temporal, rank, (const uint64_t *)dims, &tuples, &comps);
+      } else if (image && gi < 2) { /* no extent to go by: (z, y, x[, c]), time first */
+        comps = rank > 3 + temporal ? (int64_t)dims[rank - 1] : 1;
+      } else if (gi < 2) { /* (n[, c...]): the axes after the first ((n, 3, 3) tensors: 9) */
+        comps = 1;
+        for (int k = 1; k < rank; k++) ovf |= dims[k] > INT64_MAX || __builtin_mul_overflow(comps, (int64_t)dims[k], &comps);
+      } else {
+        /* FieldData (n) or (n, c), and temporal (t, 1, n) as gridformat writes it: the
+         * last axis; RowData columns (n[, c]) likewise */
+        comps = rank > 1 ? (int64_t)dims[rank - 1] : 1;
+      }
+      if (comps < 1 || ovf) comps = 1;
       char tn[32];
       GROW(r->doc->arrays, r->doc->narrays, r->doc->caparrays);
       vh_array *a = &r->doc->arrays[r->doc->narrays++];
@@ -52,6 +87,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       a->tuples = ovf ? VH_NULL : total / comps;
       a->attribute = vh5_attr_str(ds, "Attribute");
       H5Eclear2(H5E_DEFAULT);
+      if (!a->attribute) a->attribute = named_attribute(named, ns.v[i]); /* Version 1's Scalars=<name> */
       H5Tclose(t);
       H5Sclose(sp);
       H5Dclose(ds);
@@ -66,6 +102,7 @@ vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal)
       vh5_maps_free(mp, nm);
       if (!a->block || !a->association || !a->name || !a->type || (src && !a->source_file)) rc = vd_nomem(r->err);
     }
+    for (size_t k = 0; k < NATTR; k++) free(named[k]);
     vhr_names_free(&ns);
     H5Gclose(g);
   }
@@ -152,7 +189,10 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
         H5Eclear2(H5E_DEFAULT); /* a dataset inside the Assembly means nothing to VTK */
         continue;
       }
-      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, VH_NULL, NULL);
+      int64_t index = VH_NULL; /* a PDC Assembly node may carry an Index too */
+      if (vh5_attr_i64(cg, "Index", &index, 1) != 1) index = VH_NULL;
+      H5Eclear2(H5E_DEFAULT);
+      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, index, NULL);
       if (!rc) rc = vhr_assembly(r, root, cg, child, depth + 1);
       H5Gclose(cg);
     }
