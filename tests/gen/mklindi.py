@@ -137,6 +137,9 @@ SMALL_RFS = {"refs": {
     "inline/b64": "base64:" + base64.b64encode(b"\x00\xff\x10").decode(),
 }, "templates": {"u1": "./sample.h5"}}
 
+ARR = (1, 2, 0, 127, 31, 0x7f00)   # the int32 values of the arrays of escapes.lindi.tar
+BLOSC = (1, 2, 0, 127, 31, 5)
+
 # The bytes of the inline refs of escapes.lindi.tar (tests/lindi/refs.t checks vdsql's
 # values against them): chunks as lindi meets them, a blosc-like header and zero-padded
 # ints (the bytes that made lindi_refs cut values at their first NUL), and every escape
@@ -153,7 +156,10 @@ ESCAPE_VALUES = {
     "text/empty": b"",
     "utf8/accents": "\u00e9t\u00e9 \u2603 \U0001f600".encode(),   # not ASCII: lindi stores it as base64
     "bin/all": bytes(range(256)),
-    "arr/0": b"".join(v.to_bytes(4, "little", signed=True) for v in (1, 2, 0, 127, 31, 0x7f00)),
+    "arr/0": b"".join(v.to_bytes(4, "little", signed=True) for v in ARR),
+    # numcodecs.Blosc("lz4", 5, shuffle=1).encode(numpy.array(BLOSC, "<i4")): a blosc
+    # chunk whose bytes are all below 0x80, as in the FLUENT case that showed the bug
+    "blosc/0": bytes.fromhex("020133041800000018000000280000000100000002000000000000007f0000001f00000005000000"),
 }
 
 
@@ -172,6 +178,10 @@ def escapes_rfs():
     refs[".zgroup"] = {"zarr_format": 2}
     refs["arr/.zarray"] = {"chunks": [6], "compressor": None, "dtype": "<i4", "fill_value": 0, "filters": None,
                            "order": "C", "shape": [6], "zarr_format": 2}
+    refs["blosc/.zarray"] = {"chunks": [6], "compressor": {"blocksize": 0, "clevel": 5, "cname": "lz4", "id": "blosc",
+                                                         "shuffle": 1},
+                             "dtype": "<i4", "fill_value": 0, "filters": None, "order": "C", "shape": [6],
+                             "zarr_format": 2}
     # JSON values keep their literals too: a NUL in a string, floats Python writes as 1.0
     refs["arr/.zattrs"] = {"note": "a\0b\u00e9", "scale": 1.0, "offset": 0.1, "big": 1e300, "tiny": 5e-324}
     refs["ref/accent"] = ["./blobs/e", 0, 2]
