@@ -41,7 +41,7 @@ int main(void) {
                      " \"obj\": {\"deep\": \"q\\u0000\", \"k\": null}, \"t\": true},"
                      " \"other\": \"\\/\", \"n\": 1.0}";
   cJSON *doc = cJSON_Parse(text + 3);
-  ok(doc && vd_pyjson_keep(doc, text, strlen(text), "refs") == 0, "vd_pyjson_keep walks a document (after a BOM)");
+  ok(doc && vd_pyjson_keep(doc, text, strlen(text), "refs", NULL) == 0, "vd_pyjson_keep walks a document (after a BOM)");
   const cJSON *r = get(doc, "refs"), *nums = get(r, "nums");
   ok(cJSON_IsRaw(get(r, "slash")) && cJSON_IsRaw(get(r, "upper")) && cJSON_IsRaw(get(r, "nul")) &&
          cJSON_IsRaw(get(r, "raw")) && cJSON_IsRaw(get(r, "two")) && cJSON_IsRaw(get(get(r, "obj"), "deep")),
@@ -85,7 +85,15 @@ int main(void) {
   /* a raw NUL byte inside a string: not JSON, though cJSON takes it */
   static const char rawnul[] = "{\"refs\": {\"a\": \"x\0y\"}}";
   doc = cJSON_ParseWithLength(rawnul, sizeof rawnul - 1);
-  ok(doc && vd_pyjson_keep(doc, rawnul, sizeof rawnul - 1, "refs") == -2, "a raw NUL byte in a string is refused");
+  size_t at = 0;
+  ok(doc && vd_pyjson_keep(doc, rawnul, sizeof rawnul - 1, "refs", &at) == -2 && at == 15,
+     "a raw NUL byte in a string is refused, at the string's offset");
+  cJSON_Delete(doc);
+  /* cJSON reads a bad hex digit as U+0000 and goes on; Python's json refuses it */
+  const char *badhex = "{\"refs\": {\"a\": \"x\\u01g0y\", \"b\": \"\\u01f\\\\u0000\"}}";
+  doc = cJSON_Parse(badhex);
+  ok(doc && vd_pyjson_keep(doc, badhex, strlen(badhex), "refs", &at) == -2 && at == 15,
+     "an escape with a bad hex digit (which cJSON takes) is refused");
   cJSON_Delete(doc);
 
   cJSON *node = vd_pyjson_string_node("a\0b", 3), *plain = vd_pyjson_string_node("ab", 2);
@@ -101,7 +109,7 @@ int main(void) {
   const char *py = "{\n  \"refs\": {\n    \"a\": \"\\u0000\",\n    \"b\": [\n      1.5,\n      2\n    ]\n  },\n"
                    "  \"version\": 1\n}";
   doc = cJSON_Parse(py);
-  ok(doc && vd_pyjson_keep(doc, py, strlen(py), "refs") == 0 && vd_pyjson(doc, &b) == 0 && text_is(&b, py),
+  ok(doc && vd_pyjson_keep(doc, py, strlen(py), "refs", NULL) == 0 && vd_pyjson(doc, &b) == 0 && text_is(&b, py),
      "a lindi.json as Python writes it is written back byte for byte");
   cJSON_Delete(doc);
   vd_buf_free(&b);

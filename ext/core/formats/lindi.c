@@ -334,12 +334,15 @@ vd_code lindi_read_json_form(vd_ctx *ctx, const char *url, vd_buf *text, vd_err 
 
 vd_code lindi_parse_refs(const char *text, size_t len, const char *where, cJSON **doc, vd_err *err) {
   if (vd_json_parse(text, len, where, doc, err)) return err->code;
-  int k = vd_pyjson_keep(*doc, text, len, "refs");
+  size_t at = 0;
+  int k = vd_pyjson_keep(*doc, text, len, "refs", &at);
   if (!k) return VD_OK;
   cJSON_Delete(*doc);
   *doc = NULL;
   if (k == -1) return vd_nomem(err);
-  if (k == -2) return vd_fail(err, VD_INVALID, "%s: malformed JSON: a string in \"refs\" holds a raw NUL byte", where);
+  if (k == -2)
+    return vd_fail(err, VD_INVALID, "%s: malformed JSON near byte %zu of %zu: a string with a raw NUL byte or a bad escape",
+                   where, at, len);
   return vd_fail(err, VD_ERROR, "%s: vdsql's reading of the refs disagrees with cJSON's (a bug)", where);
 }
 

@@ -325,8 +325,8 @@ static cJSON *inline_value(const vd_value *v, int as_json, vd_err *err) {
   if (as_json) {
     cJSON *j = cJSON_ParseWithLength(v->p, v->n);
     if (!j) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json')");
-    int k = j ? vd_pyjson_keep(j, v->p, v->n, NULL) : 0;
-    if (k == -2) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json'): a raw NUL byte");
+    int k = j ? vd_pyjson_keep(j, v->p, v->n, NULL, NULL) : 0;
+    if (k == -2) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json')");
     if (k) {
       cJSON_Delete(j);
       j = NULL;

@@ -70,9 +70,10 @@ int vd_pyjson(const cJSON *v, vd_buf *out) {
 /* --- kept literals --- */
 
 typedef struct {
-  const char *p, *end;
+  const char *text, *p, *end;
   vd_buf tmp;
   int rc;
+  size_t bad; /* where the string that is not JSON starts */
 } walk_t;
 
 static void ws(walk_t *w) { /* what cJSON skips: every byte up to the space */
@@ -101,17 +102,35 @@ static void to_raw(walk_t *w, cJSON *v, const char *a, size_t n) {
   v->type = cJSON_Raw;
 }
 
+/* JSON's escapes only: cJSON reads a \u with a bad hex digit as U+0000 and goes on, so
+ * a literal with one would not decode to what cJSON made of it. */
+static int escapes_ok(const char *a, const char *b) {
+  for (const char *q = a + 1; q < b - 1; q++) {
+    if (*q != '\\') continue;
+    if (q + 1 < b - 1 && q[1] && strchr("\"\\/bfnrt", q[1])) {
+      q++;
+      continue;
+    }
+    if (q + 6 > b - 1 || q[1] != 'u') return 0;
+    for (int k = 2; k < 6; k++)
+      if (!q[k] || !strchr("0123456789abcdefABCDEF", q[k])) return 0;
+    q += 5;
+  }
+  return 1;
+}
+
 /* The scalar v, written as text[a..b): kept when vd_pyjson would write it otherwise. */
 static void scalar(walk_t *w, cJSON *v, const char *a, const char *b) {
   size_t n = (size_t)(b - a);
   int plain = 1; /* the common literals, which need no comparison */
   if (cJSON_IsString(v)) {
-    if (memchr(a, 0, n)) {
-      w->rc = -2;
-      return;
-    }
     for (const unsigned char *q = (const unsigned char *)a + 1; q < (const unsigned char *)b - 1 && plain; q++)
       plain = *q >= 0x20 && *q < 0x7f && *q != '\\';
+    if (!plain && (memchr(a, 0, n) || !escapes_ok(a, b))) {
+      w->rc = -2;
+      w->bad = (size_t)(a - w->text);
+      return;
+    }
   } else { /* an integer of up to 15 digits, no leading zero, no "-0" */
     const char *q = a + (*a == '-');
     plain = n <= 15 && q < b && (*q != '0' || (b - q == 1 && q == a));
@@ -173,11 +192,12 @@ static void walk(walk_t *w, cJSON *v, int on, const char *member) {
   }
 }
 
-int vd_pyjson_keep(cJSON *root, const char *text, size_t len, const char *member) {
-  walk_t w = {text, text + len, {0}, 0};
+int vd_pyjson_keep(cJSON *root, const char *text, size_t len, const char *member, size_t *bad) {
+  walk_t w = {text, text, text + len, {0}, 0, 0};
   if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) w.p += 3; /* cJSON skips a UTF-8 BOM */
   walk(&w, root, member == NULL, member);
   vd_buf_free(&w.tmp);
+  if (bad) *bad = w.bad;
   return w.rc;
 }
 

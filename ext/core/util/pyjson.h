@@ -19,9 +19,10 @@ int vd_pyjson(const cJSON *v, vd_buf *out); /* 0 ok, -1 out of memory */
 
 /* After cJSON parsed text[0..len) into root: the strings and numbers under root's
  * member named `member` (all of root when NULL) that vd_pyjson would not write back
- * byte for byte become cJSON_Raw literals. 0 ok, -1 out of memory, -2 a string there
- * holds a raw NUL byte (not JSON; cJSON accepts it), -3 text and tree disagree (a bug). */
-int vd_pyjson_keep(cJSON *root, const char *text, size_t len, const char *member);
+ * byte for byte become cJSON_Raw literals. 0 ok, -1 out of memory, -2 a string there is
+ * not JSON though cJSON takes it (a raw NUL byte, an escape such as \u12g4; *bad, when
+ * not NULL, gets its byte offset), -3 text and tree disagree (a bug). */
+int vd_pyjson_keep(cJSON *root, const char *text, size_t len, const char *member, size_t *bad);
 /* The bytes of a string: a cJSON string, or a kept string literal decoded with its
  * length (NUL bytes included). out holds them, NUL-terminated past out->len.
  * 0 ok, 1 j is no string, -1 out of memory. */
