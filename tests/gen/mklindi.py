@@ -273,6 +273,12 @@ def build_hostile(d):
                            "twice": ["{{m}}{{m}}", 0, 1], "inline": "{{m}}"},
                   "templates": {"m": "./blobs/t", "k": "k" * 1000}})
     a.close()
+    # lindi.json strings that cJSON takes but JSON does not (Python's json refuses both):
+    # an escape with a bad hex digit (cJSON reads it as U+0000) and a raw NUL byte
+    with open(os.path.join(d, "badescape.lindi.json"), "wb") as f:
+        f.write(b'{\n  "refs": {\n    "a": "ok",\n    "b": "x\\u12g4y"\n  }\n}')
+    with open(os.path.join(d, "rawnul.lindi.json"), "wb") as f:
+        f.write(b'{\n  "refs": {\n    "a": "x\x00y\\n"\n  }\n}')
     # tar headers whose GNU base-256 size runs past the largest int64 offset: 2^63 - 1,
     # and 2^63 - 2048 (in range alone, but its end does not fit after the header at 1024)
     for fname, size in (("bigsize.tar", 2 ** 63 - 1), ("bigsize2.tar", 2 ** 63 - 2048)):
