@@ -127,6 +127,68 @@ class Archive:
         self.f.close()
 
 
+SMALL_RFS = {"refs": {
+    ".zgroup": {"zarr_format": 2},
+    "group1/temps/.zarray": {"chunks": [1000], "dtype": "<i2", "shape": [1000]},
+    "group1/temps/0": ["./blobs/group1/temps/0", 0, 2048],
+    "group1/h5/0": ["{{u1}}", 8, 3000],
+    "external/0": ["https://example.org/data.h5", 100, 50],
+    "inline/text": "hello",
+    "inline/b64": "base64:" + base64.b64encode(b"\x00\xff\x10").decode(),
+}, "templates": {"u1": "./sample.h5"}}
+
+ARR = (1, 2, 0, 127, 31, 0x7f00)   # the int32 values of the arrays of escapes.lindi.tar
+BLOSC = (1, 2, 0, 127, 31, 5)
+
+# The bytes of the inline refs of escapes.lindi.tar (tests/lindi/refs.t checks vdsql's
+# values against them): chunks as lindi meets them, a blosc-like header and zero-padded
+# ints (the bytes that made lindi_refs cut values at their first NUL), and every escape
+# Python's json writes.
+ESCAPE_VALUES = {
+    "nul/header": bytes([2, 1, 0x21, 1, 22, 0, 0, 0, 22, 0, 0, 0, 6, 0, 0, 0, 0, 1, 2, 3, 4, 5]),
+    "nul/only": b"\0",
+    "nul/lead": b"\0\0abc",
+    "nul/trail": b"abc\0",
+    "esc/quote": b'say "hi" \\ back\\',
+    "esc/control": b"line\nnext\ttab\r\x1f\x08\x0c\x7f\x01",
+    "esc/slash": b"a/b</c>",
+    "text/plain": b"hello",
+    "text/empty": b"",
+    "utf8/accents": "\u00e9t\u00e9 \u2603 \U0001f600".encode(),   # not ASCII: lindi stores it as base64
+    "bin/all": bytes(range(256)),
+    "arr/0": b"".join(v.to_bytes(4, "little", signed=True) for v in ARR),
+    # numcodecs.Blosc("lz4", 5, shuffle=1).encode(numpy.array(BLOSC, "<i4")): a blosc
+    # chunk whose bytes are all below 0x80, as in the FLUENT case that showed the bug
+    "blosc/0": bytes.fromhex("020133041800000018000000280000000100000002000000000000007f0000001f00000005000000"),
+}
+
+
+def lindi_inline(b):
+    """How lindi stores inline bytes (LindiReferenceFileSystemStore.__setitem__)."""
+    if b.startswith(b"base64:"):
+        return "base64:" + base64.b64encode(b).decode("ascii")
+    try:
+        return b.decode("ascii")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(b).decode("ascii")
+
+
+def escapes_rfs():
+    refs = {k: lindi_inline(v) for k, v in ESCAPE_VALUES.items()}
+    refs[".zgroup"] = {"zarr_format": 2}
+    refs["arr/.zarray"] = {"chunks": [6], "compressor": None, "dtype": "<i4", "fill_value": 0, "filters": None,
+                           "order": "C", "shape": [6], "zarr_format": 2}
+    refs["blosc/.zarray"] = {"chunks": [6], "compressor": {"blocksize": 0, "clevel": 5, "cname": "lz4", "id": "blosc",
+                                                         "shuffle": 1},
+                             "dtype": "<i4", "fill_value": 0, "filters": None, "order": "C", "shape": [6],
+                             "zarr_format": 2}
+    # JSON values keep their literals too: a NUL in a string, floats Python writes as 1.0
+    refs["arr/.zattrs"] = {"note": "a\0b\u00e9", "scale": 1.0, "offset": 0.1, "big": 1e300, "tiny": 5e-324}
+    refs["ref/accent"] = ["./blobs/e", 0, 2]
+    refs["ref/\u00e9t\u00e9"] = ["./blobs/e", 2, 3]
+    return {"refs": refs, "version": 1}
+
+
 def build_tests(d):
     os.makedirs(d, exist_ok=True)
     # small: a few members and refs of every kind, index near the start
@@ -134,15 +196,7 @@ def build_tests(d):
     a.append("blobs/group1/temps/0", bytes(range(256)) * 8)
     a.append("blobs/data/0.0", b"x" * 1000)
     a.append("sample.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 3000)
-    a.write_refs({"refs": {
-        ".zgroup": {"zarr_format": 2},
-        "group1/temps/.zarray": {"chunks": [1000], "dtype": "<i2", "shape": [1000]},
-        "group1/temps/0": ["./blobs/group1/temps/0", 0, 2048],
-        "group1/h5/0": ["{{u1}}", 8, 3000],
-        "external/0": ["https://example.org/data.h5", 100, 50],
-        "inline/text": "hello",
-        "inline/b64": "base64:" + base64.b64encode(b"\x00\xff\x10").decode(),
-    }, "templates": {"u1": "./sample.h5"}})
+    a.write_refs(SMALL_RFS)
     a.close()
     # many: 200 members: the index outgrows 8 KiB and is trashed and re-appended;
     # lindi.json is rewritten twice, the second time too big for its padding
@@ -152,6 +206,18 @@ def build_tests(d):
     a.write_refs({"refs": {"a": "1"}})
     a.write_refs({"refs": {"k%d" % i: ["./blobs/x/%d" % i, 0, 4] for i in range(200)}})
     a.close()
+    # LINDI's JSON form: small's lindi.json as a standalone file, written as lindi writes
+    # one (LindiH5pyFile.write_lindi_file: json.dump, indent 2, sorted keys)
+    with open(os.path.join(d, "small.lindi.json"), "w") as f:
+        json.dump(SMALL_RFS, f, indent=2, sort_keys=True)
+    # inline values whose JSON strings hold escapes, \u0000 above all (lindi stores bytes
+    # all below 0x80 as a string), a zarr array whose one chunk is such a string
+    a = Archive(os.path.join(d, "escapes.lindi.tar"))
+    a.append("blobs/e", "\u00e9t\u00e9".encode())
+    a.write_refs(escapes_rfs())
+    a.close()
+    with open(os.path.join(d, "escapes.lindi.json"), "w") as f:
+        json.dump(escapes_rfs(), f, indent=2, sort_keys=True)
     # broken archives
     with open(os.path.join(d, "small.lindi.tar"), "rb") as f:
         good = f.read()
@@ -165,7 +231,10 @@ def build_tests(d):
     bad = bytearray(good)
     bad[10240 + 124] = ord("7")   # lindi.json header size digit: checksum no longer matches
     open(os.path.join(d, "badchecksum.lindi.tar"), "wb").write(bytes(bad))
-    open(os.path.join(d, "notar.lindi.tar"), "wb").write(b'{"refs": {}}')
+    open(os.path.join(d, "notar.lindi.tar"), "wb").write(b"neither a tar archive nor JSON\n")
+    # the JSON form is told by its bytes, whatever the name says
+    with open(os.path.join(d, "jsonform.lindi.tar"), "w") as f:
+        json.dump({"refs": {"a": "1"}}, f, indent=2, sort_keys=True)
     build_hostile(d)
     # plain tar archives from Python's tarfile: GNU long names ('L') and pax headers
     import io
@@ -204,6 +273,12 @@ def build_hostile(d):
                            "twice": ["{{m}}{{m}}", 0, 1], "inline": "{{m}}"},
                   "templates": {"m": "./blobs/t", "k": "k" * 1000}})
     a.close()
+    # lindi.json strings that cJSON takes but JSON does not (Python's json refuses both):
+    # an escape with a bad hex digit (cJSON reads it as U+0000) and a raw NUL byte
+    with open(os.path.join(d, "badescape.lindi.json"), "wb") as f:
+        f.write(b'{\n  "refs": {\n    "a": "ok",\n    "b": "x\\u12g4y"\n  }\n}')
+    with open(os.path.join(d, "rawnul.lindi.json"), "wb") as f:
+        f.write(b'{\n  "refs": {\n    "a": "x\x00y\\n"\n  }\n}')
     # tar headers whose GNU base-256 size runs past the largest int64 offset: 2^63 - 1,
     # and 2^63 - 2048 (in range alone, but its end does not fit after the header at 1024)
     for fname, size in (("bigsize.tar", 2 ** 63 - 1), ("bigsize2.tar", 2 ** 63 - 2048)):

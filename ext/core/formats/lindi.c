@@ -9,6 +9,8 @@
 
 #include "../store/store.h"
 #include "../util/json.h"
+#include "../util/pyjson.h"
+#include "../util/utf8.h"
 
 vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64_t *o, int64_t *d, int64_t *s,
                           vd_err *err) {
@@ -139,42 +141,42 @@ done:
   return rc;
 }
 
-/* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii). */
-void lindi_json_string(vd_buf *out, const char *s) {
-  vd_buf_append(out, "\"", 1);
-  const unsigned char *p = (const unsigned char *)s;
+/* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii): \" \\ \b \f
+ * \n \r \t as two characters, other control characters, DEL and everything past ASCII
+ * as \u escapes (lowercase hex, surrogate pairs past U+FFFF). Bytes that are not UTF-8
+ * (never in what vdsql writes: names and keys are checked) become \u0080..\u00ff, so
+ * the output is always JSON that readers accept. */
+int lindi_json_string_n(vd_buf *out, const char *s, size_t len) {
+  int bad = vd_buf_append(out, "\"", 1);
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
   char tmp[16];
-  while (*p) {
+  while (p < end) {
     const unsigned char *run = p; /* plain printable ASCII is copied in one go */
-    while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
-    if (p > run) vd_buf_append(out, run, (size_t)(p - run));
-    if (!*p) break;
+    while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
+    if (p > run) bad |= vd_buf_append(out, run, (size_t)(p - run));
+    if (p == end) break;
     unsigned c = *p;
     int n = 1;
-    if (c >= 0x80) { /* decode UTF-8 (names are validated on write) */
-      n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : 4;
-      c &= n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07;
-      for (int k = 1; k < n && p[k]; k++) c = (c << 6) | (p[k] & 0x3f);
-    }
-    if (c == '"' || c == '\\') {
-      tmp[0] = '\\', tmp[1] = (char)c;
-      vd_buf_append(out, tmp, 2);
-    } else if (c >= 0x20 && c < 0x7f) {
-      vd_buf_append(out, p, 1);
-    } else if (c == '\n') {
-      vd_buf_append(out, "\\n", 2);
+    if (c >= 0x80 && !(n = vd_utf8_seq(p, (size_t)(end - p), &c))) n = 1, c = *p;
+    const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+                  : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+    if (e) {
+      bad |= vd_buf_append(out, e, 2);
     } else if (c < 0x10000) {
       snprintf(tmp, sizeof tmp, "\\u%04x", c);
-      vd_buf_append(out, tmp, 6);
+      bad |= vd_buf_append(out, tmp, 6);
     } else {
       c -= 0x10000;
       snprintf(tmp, sizeof tmp, "\\u%04x\\u%04x", 0xd800 + (c >> 10), 0xdc00 + (c & 0x3ff));
-      vd_buf_append(out, tmp, 12);
+      bad |= vd_buf_append(out, tmp, 12);
     }
-    for (int k = 0; k < n && *p; k++) p++;
+    p += n;
   }
-  vd_buf_append(out, "\"", 1);
+  bad |= vd_buf_append(out, "\"", 1);
+  return bad ? -1 : 0;
 }
+
+void lindi_json_string(vd_buf *out, const char *s) { lindi_json_string_n(out, s, strlen(s)); }
 
 static void put_str(vd_buf *b, const char *s) { vd_buf_append(b, s, strlen(s)); }
 
@@ -303,6 +305,47 @@ void lindi_invalidate(vd_ctx *ctx, const char *url) {
   free(k2);
 }
 
+int lindi_is_json_form(const unsigned char *p, size_t n) {
+  if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0) return 0; /* a tar, whatever its first name */
+  size_t i = 0;
+  while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++; /* JSON's whitespace */
+  return i < n && p[i] == '{';
+}
+
+vd_code lindi_json_form_fail(vd_err *err, const char *where) {
+  return vd_fail(err, VD_UNSUPPORTED, "%s: a .lindi.json (LINDI's JSON form) has no tar members; lindi_refs reads it",
+                 where);
+}
+
+vd_code lindi_read_json_form(vd_ctx *ctx, const char *url, vd_buf *text, vd_err *err) {
+  char *kp = key("lindi-prefix", url);
+  vd_blob *prefix = NULL;
+  vd_code rc = kp ? vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, &prefix, err) : vd_nomem(err);
+  memset(text, 0, sizeof *text);
+  if (!rc && (int64_t)prefix->len < ctx->cfg.lindi_prefix) { /* the prefix ended early: it is the whole file */
+    if (vd_buf_append(text, prefix->data, prefix->len)) rc = vd_nomem(err);
+  } else if (!rc) {
+    rc = vd_get(ctx, url, 0, -1, text, NULL, err); /* whole objects are bounded by max_alloc */
+  }
+  vd_blob_unref(prefix);
+  free(kp);
+  return rc;
+}
+
+vd_code lindi_parse_refs(const char *text, size_t len, const char *where, cJSON **doc, vd_err *err) {
+  if (vd_json_parse(text, len, where, doc, err)) return err->code;
+  size_t at = 0;
+  int k = vd_pyjson_keep(*doc, text, len, "refs", &at);
+  if (!k) return VD_OK;
+  cJSON_Delete(*doc);
+  *doc = NULL;
+  if (k == -1) return vd_nomem(err);
+  if (k == -2)
+    return vd_fail(err, VD_INVALID, "%s: malformed JSON near byte %zu of %zu: a string with a raw NUL byte or a bad escape",
+                   where, at, len);
+  return vd_fail(err, VD_ERROR, "%s: vdsql's reading of the refs disagrees with cJSON's (a bug)", where);
+}
+
 /* A complete JSON value (then only whitespace) in p[0..n)? Parses to find out. */
 static int complete(const char *p, size_t n) {
   cJSON *j = cJSON_ParseWithLengthOpts(p, n, NULL, 0);
@@ -323,6 +366,10 @@ vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
     goto done;
   }
   if ((rc = vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, &prefix, err))) goto done;
+  if (lindi_is_json_form(prefix->data, prefix->len)) {
+    rc = lindi_json_form_fail(err, where);
+    goto done;
+  }
   if (prefix->len < 1536 || memcmp(prefix->data + 257, "ustar", 5) != 0) {
     rc = vd_fail(err, VD_INVALID, "%s: not a LINDI archive (no ustar .tar_entry.json at the start)", where);
     goto done;

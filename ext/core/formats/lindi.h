@@ -54,11 +54,30 @@ vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *
  * large index is never held whole; *len gets its length. */
 typedef vd_code (*lindi_sink)(void *ctx, const void *p, size_t n, vd_err *err);
 vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err);
-void lindi_json_string(vd_buf *out, const char *s); /* a JSON string literal, non-ASCII as \u escapes */
+/* A JSON string literal exactly as Python's json.dumps writes it (ASCII only); the _n
+ * form takes bytes with NUL among them (written as \u0000) and returns -1 when out of
+ * memory. */
+void lindi_json_string(vd_buf *out, const char *s);
+int lindi_json_string_n(vd_buf *out, const char *s, size_t len);
 /* Padded size of a new member for a JSON text of len bytes: 8192 * 2^k >= 4 * len. */
 int64_t lindi_grow(int64_t len);
 
-/* The index of the archive at url. Costs one range request (a prefix holding entry and
+/* LINDI's JSON form, a standalone .lindi.json (the tar is its binary variant), told
+ * from an archive by its bytes, not its name: no ustar header at 257 and the first
+ * non-whitespace byte a '{' (a tar starts with a member name). p: the file's start. */
+int lindi_is_json_form(const unsigned char *p, size_t n);
+/* The one wording for asking a .lindi.json for tar members (VD_UNSUPPORTED). */
+vd_code lindi_json_form_fail(vd_err *err, const char *where);
+/* The whole text of a .lindi.json, from the prefix lindi_open read when it holds all of
+ * it (no second request), else by one whole-object read (within max_alloc). */
+vd_code lindi_read_json_form(vd_ctx *ctx, const char *url, vd_buf *text, vd_err *err);
+/* Parses lindi.json (either form), keeping the scalars of "refs" exactly as written
+ * (vd_pyjson_keep): a value is read and written back byte for byte. */
+struct cJSON;
+vd_code lindi_parse_refs(const char *text, size_t len, const char *where, struct cJSON **doc, vd_err *err);
+
+/* The index of the archive at url. Fails with VD_UNSUPPORTED (lindi_json_form_fail) when
+ * url holds LINDI's JSON form. Costs one range request (a prefix holding entry and
  * index) when the index sits near the start, a few more otherwise; cached. */
 vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err);
 /* Forget cached documents of an archive (after a write). */

@@ -300,8 +300,12 @@ static vd_code load(lindi_writer *w, int for_write, vd_err *err) {
   struct stat st;
   if (fstat(w->fd, &st)) return sys_fail(err, w->path, "cannot stat");
   unsigned char head[1536];
+  size_t nhead = st.st_size < (off_t)sizeof head ? (size_t)st.st_size : sizeof head;
+  if (nhead && pr(w->fd, head, nhead, 0, w->path, err)) return err->code;
+  if (lindi_is_json_form(head, nhead))
+    return vd_fail(err, VD_UNSUPPORTED, "%s: a .lindi.json (LINDI's JSON form): vdsql writes only LINDI tar archives",
+                   w->path);
   if (st.st_size < 1536 + 1024) return vd_fail(err, VD_INVALID, "%s: too short for a LINDI archive", w->path);
-  if (pr(w->fd, head, sizeof head, 0, w->path, err)) return err->code;
   if (memcmp(head + 257, "ustar", 5) != 0)
     return vd_fail(err, VD_INVALID, "%s: not a LINDI archive (no ustar header at byte 0)", w->path);
   int64_t io, id, is;
@@ -823,8 +827,9 @@ vd_code lindi_writer_refs(lindi_writer *w, cJSON **doc, vd_err *err) {
       snprintf(where, sizeof where, "%s: lindi.json", w->path);
       w->refs_text_len = (int64_t)b.len;
       while (w->refs_text_len > 0 && strchr(" \t\r\n", b.data[w->refs_text_len - 1])) w->refs_text_len--;
-      if (!(w->refs_doc = cJSON_ParseWithLength((const char *)b.data, b.len)))
-        rc = vd_fail(err, VD_INVALID, "%s: malformed JSON", where);
+      /* literals kept: refs this transaction does not touch are written back as read */
+      if (lindi_parse_refs((const char *)b.data, b.len, where, &w->refs_doc, err))
+        rc = err->code;
       else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(w->refs_doc, "refs")))
         rc = vd_fail(err, VD_INVALID, "%s has no \"refs\" object", where);
       if (rc) {

@@ -1,6 +1,9 @@
 /* lindi_refs(url): one row per ref of the archive's lindi.json (kerchunk-style
- * reference file system): inline text, base64 or JSON values, and [url, offset, size]
- * refs with templates expanded and ./member refs resolved to absolute archive offsets.
+ * reference file system), or of a standalone .lindi.json (LINDI's JSON form): inline
+ * text, base64 or JSON values, and [url, offset, size] refs with templates expanded and
+ * ./member refs resolved to absolute archive offsets. Values are read and written back
+ * byte for byte: lindi.json is parsed with its literals kept (lindi_parse_refs), since
+ * cJSON alone cuts a string at its first \u0000 (see util/pyjson.h).
  * As a named table, CREATE VIRTUAL TABLE r USING lindi_refs('x.lindi.tar'), it takes
  * INSERT / INSERT OR REPLACE / DELETE of refs, committed with the archive's members. */
 #include <cJSON.h>
@@ -14,7 +17,9 @@
 #include "../store/store.h"
 #include "../util/base64.h"
 #include "../util/json.h"
+#include "../util/pyjson.h"
 #include "../util/strmap.h"
+#include "../util/utf8.h"
 #include "../vd_catalog.h"
 
 static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0},     {"value", VD_NULL, 0},
@@ -31,6 +36,8 @@ typedef struct {
   char *url;        /* expanded url of the current ref row, made when a column needs it */
   int row;
   int borrowed;     /* doc belongs to a writer */
+  int json_form;    /* url is a standalone .lindi.json: no members */
+  vd_buf bytes;     /* the current row's string, decoded */
   struct lindi_writer *w; /* that writer, whose scan this is */
   int tmap_built;   /* tmap/tlist hold the templates (built on the first expansion) */
   vd_strmap tmap;   /* template name -> position in tlist */
@@ -120,15 +127,28 @@ static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_e
   return VD_OK;
 }
 
+/* Strings and numbers may be kept literals (cJSON_Raw): read through vd_pyjson_*. */
 static int is_ref(const cJSON *j) {
-  return cJSON_IsArray(j) && cJSON_GetArraySize(j) == 3 && cJSON_IsString(cJSON_GetArrayItem(j, 0)) &&
-         cJSON_IsNumber(cJSON_GetArrayItem(j, 1)) && cJSON_IsNumber(cJSON_GetArrayItem(j, 2));
+  double d;
+  return cJSON_IsArray(j) && cJSON_GetArraySize(j) == 3 && vd_pyjson_is_string(cJSON_GetArrayItem(j, 0)) &&
+         !vd_pyjson_number(cJSON_GetArrayItem(j, 1), &d) && !vd_pyjson_number(cJSON_GetArrayItem(j, 2), &d);
+}
+
+/* The bytes of string j into c->bytes. */
+static vd_code str_bytes(cur_t *c, const cJSON *j, vd_err *err) {
+  if (vd_pyjson_bytes(j, &c->bytes)) return vd_nomem(err);
+  return VD_OK;
 }
 
 /* The expanded url of the current row (a ref), made on first use. */
 static vd_code ref_url(cur_t *c, const char **out, vd_err *err) {
-  if (!c->url && expand(c, c->cur->string, cJSON_GetArrayItem(c->cur, 0)->valuestring, &c->url, err))
-    return err->code;
+  if (!c->url) {
+    if (str_bytes(c, cJSON_GetArrayItem(c->cur, 0), err)) return err->code;
+    if (memchr(c->bytes.data, 0, c->bytes.len))
+      return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\": its target holds a NUL character", c->where,
+                     c->cur->string);
+    if (expand(c, c->cur->string, (const char *)c->bytes.data, &c->url, err)) return err->code;
+  }
   *out = c->url;
   return VD_OK;
 }
@@ -136,7 +156,8 @@ static vd_code ref_url(cur_t *c, const char **out, vd_err *err) {
 /* Offset (i 1) or size (i 2) of the current row (a ref): an integer from 0 to 2^53,
  * anything else (1.5, -1, 1e300) an error naming the ref, never a wild cast. */
 static vd_code ref_num(cur_t *c, int i, int64_t *out, vd_err *err) {
-  double d = cJSON_GetArrayItem(c->cur, i)->valuedouble;
+  double d = 0;
+  vd_pyjson_number(cJSON_GetArrayItem(c->cur, i), &d); /* is_ref checked it is one */
   if (!(d >= 0 && d <= REF_MAX) || d != floor(d)) {
     char num[48]; /* whole numbers as written (up to 1e20), others as %g */
     snprintf(num, sizeof num, fabs(d) < 1e20 && d == floor(d) ? "%.0f" : "%g", d);
@@ -172,20 +193,27 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   vd_url_redact(url, c->where, sizeof c->where);
   vd_buf b = {0};
   vd_code rc = lindi_open(ctx, url, &c->ix, err);
-  const lindi_file *lj = rc ? NULL : lindi_find(&c->ix, LINDI_JSON_NAME);
-  if (!rc && !lj) rc = vd_fail(err, VD_NOTFOUND, "%s: no lindi.json in the index", c->where);
-  if (!rc && lj->s > ctx->cfg.max_alloc)
-    rc = vd_fail(err, VD_INVALID, "%s: lindi.json is %lld bytes, more than %lld (the max_alloc setting)", c->where,
-                 (long long)lj->s, (long long)ctx->cfg.max_alloc);
-  if (!rc && lj->s > 0) rc = vd_get(ctx, url, lj->d, lj->s, &b, NULL, err);
+  const lindi_file *lj = NULL;
+  if (rc == VD_UNSUPPORTED) { /* the JSON form: the file is lindi.json */
+    vd_err_clear(err);
+    c->json_form = 1;
+    rc = lindi_read_json_form(ctx, url, &b, err);
+  } else {
+    lj = rc ? NULL : lindi_find(&c->ix, LINDI_JSON_NAME);
+    if (!rc && !lj) rc = vd_fail(err, VD_NOTFOUND, "%s: no lindi.json in the index", c->where);
+    if (!rc && lj->s > ctx->cfg.max_alloc)
+      rc = vd_fail(err, VD_INVALID, "%s: lindi.json is %lld bytes, more than %lld (the max_alloc setting)", c->where,
+                   (long long)lj->s, (long long)ctx->cfg.max_alloc);
+    if (!rc && lj->s > 0) rc = vd_get(ctx, url, lj->d, lj->s, &b, NULL, err);
+  }
   free(url);
   if (rc) {
     vd_buf_free(&b);
     return rc;
   }
   char where[700];
-  snprintf(where, sizeof where, "%s: lindi.json", c->where);
-  rc = vd_json_parse((const char *)b.data, b.len, where, &c->doc, err);
+  snprintf(where, sizeof where, c->json_form ? "%s" : "%s: lindi.json", c->where);
+  rc = lindi_parse_refs((const char *)b.data, b.len, where, &c->doc, err);
   vd_buf_free(&b);
   return rc ? rc : start(c, err);
 }
@@ -208,13 +236,18 @@ static void close_(void *cur) {
   vd_strmap_free(&c->tmap);
   free(c->tlist);
   free(c->url);
+  vd_buf_free(&c->bytes);
   free(c);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   cur_t *c = cur;
   const cJSON *j = c->cur;
-  int ref = is_ref(j), b64 = cJSON_IsString(j) && strncmp(j->valuestring, "base64:", 7) == 0;
+  int ref = is_ref(j), str = vd_pyjson_is_string(j), b64 = 0;
+  if (str && (col == 1 || col == 2)) {
+    if (str_bytes(c, j, err)) return err->code;
+    b64 = c->bytes.len >= 7 && memcmp(c->bytes.data, "base64:", 7) == 0;
+  }
   const char *url = NULL;
   int64_t n = 0;
   if (ref && (col == 3 || col == 6 || col == 7) && ref_url(c, &url, err)) return err->code;
@@ -222,18 +255,22 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   if (ref && col == 5 && ref_num(c, 2, &n, err)) return err->code;
   switch (col) {
     case 0: *v = vd_text(j->string); break;
-    case 1: *v = vd_text(ref ? "ref" : b64 ? "base64" : cJSON_IsString(j) ? "text" : "json"); break;
+    case 1: *v = vd_text(ref ? "ref" : b64 ? "base64" : str ? "text" : "json"); break;
     case 2:
       if (ref) {
         *v = vd_null();
       } else if (b64) {
         unsigned char *bytes;
         size_t len;
-        if (vd_base64_decode(j->valuestring + 7, strlen(j->valuestring + 7), &bytes, &len))
+        if (vd_base64_decode((const char *)c->bytes.data + 7, c->bytes.len - 7, &bytes, &len))
           return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\" is not valid base64", c->where, j->string);
         *v = vd_owned_blob(bytes, len);
-      } else if (cJSON_IsString(j)) {
-        *v = vd_text(j->valuestring);
+      } else if (str) { /* lindi reads a string as its UTF-8 bytes: text when SQL text can hold them */
+        int text = !memchr(c->bytes.data, 0, c->bytes.len) && vd_utf8_valid(c->bytes.data, c->bytes.len);
+        char *copy = malloc(c->bytes.len + 1); /* owned: c->bytes serves the row's other columns */
+        if (!copy) return vd_nomem(err);
+        memcpy(copy, c->bytes.data, c->bytes.len + 1);
+        *v = text ? vd_owned_text(copy) : vd_owned_blob(copy, c->bytes.len);
       } else {
         char *s = cJSON_PrintUnformatted(j);
         if (!s) return vd_nomem(err);
@@ -243,7 +280,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     case 3: *v = ref ? vd_text(url) : vd_null(); break;
     case 4:
     case 5: *v = ref ? vd_int(n) : vd_null(); break;
-    case 6: *v = ref && strncmp(url, "./", 2) == 0 ? vd_text(url + 2) : vd_null(); break;
+    case 6: *v = ref && !c->json_form && strncmp(url, "./", 2) == 0 ? vd_text(url + 2) : vd_null(); break;
     default: {
       const lindi_file *m = ref && strncmp(url, "./", 2) == 0 ? lindi_find(&c->ix, url + 2) : NULL;
       *v = m ? vd_int(m->d + n) : vd_null();
@@ -282,22 +319,24 @@ static vd_code t_open(vd_ctx *ctx, void *tab, void **out, vd_err *err) {
 }
 
 /* The value to store for an inline ref, as lindi stores one: bytes all below 0x80 as a
- * string, other bytes (and text that itself starts with "base64:") as base64. */
+ * string (NUL bytes as \u0000, which only a kept literal holds), other bytes (and text
+ * that itself starts with "base64:") as base64. JSON keeps its literals as given. */
 static cJSON *inline_value(const vd_value *v, int as_json, vd_err *err) {
   if (as_json) {
     cJSON *j = cJSON_ParseWithLength(v->p, v->n);
     if (!j) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json')");
+    int k = j ? vd_pyjson_keep(j, v->p, v->n, NULL, NULL) : 0;
+    if (k == -2) vd_fail(err, VD_INVALID, "lindi_refs: value is not valid JSON (kind 'json')");
+    if (k) {
+      cJSON_Delete(j);
+      j = NULL;
+    }
     return j;
   }
   const unsigned char *p = v->p;
   int ascii = !(v->n >= 7 && memcmp(p, "base64:", 7) == 0);
-  for (size_t i = 0; i < v->n && ascii; i++) ascii = p[i] < 0x80 && p[i] != 0;
-  if (ascii) {
-    char *s = vd_value_strdup(&(vd_value){.type = VD_TEXT, .p = v->p, .n = v->n});
-    cJSON *j = s ? cJSON_CreateString(s) : NULL;
-    free(s);
-    return j;
-  }
+  for (size_t i = 0; i < v->n && ascii; i++) ascii = p[i] < 0x80;
+  if (ascii) return vd_pyjson_string_node(p, v->n);
   char *b = vd_base64_encode(p, v->n), *s = b ? malloc(strlen(b) + 8) : NULL;
   cJSON *j = NULL;
   if (s) {
@@ -315,6 +354,9 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   vd_code rc = lindi_writer_refs(w, &doc, err);
   if (rc) return rc;
   if (row[0].type != VD_TEXT) return vd_fail(err, VD_CONSTRAINT, "lindi_refs: key must be text");
+  /* written as a JSON key: UTF-8 without NUL (a C string), or readers refuse lindi.json */
+  if ((row[0].n && memchr(row[0].p, 0, row[0].n)) || !vd_utf8_valid(row[0].p, row[0].n))
+    return vd_fail(err, VD_CONSTRAINT, "lindi_refs: key must be UTF-8 text without NUL characters");
   char *key = vd_value_strdup(&row[0]), *kind = vd_value_strdup(&row[1]), *url = vd_value_strdup(&row[3]),
        *member = vd_value_strdup(&row[6]);
   int64_t off = 0, size = 0;

@@ -134,8 +134,13 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   }
   if (!(c->url = vd_value_strdup(&a[0]))) return vd_fail(err, VD_INVALID, "tar_members: the archive url must be text");
   vd_url_redact(c->url, c->where, sizeof c->where);
-  vd_err ignore;
-  c->lindi = lindi_open(ctx, c->url, &c->ix, &ignore) == VD_OK; /* not LINDI: in_index is NULL */
+  vd_err why;
+  vd_code rc = lindi_open(ctx, c->url, &c->ix, &why);
+  if (rc == VD_UNSUPPORTED) { /* a .lindi.json: no tar at all, said as lindi_files says it */
+    *err = why;
+    return rc;
+  }
+  c->lindi = rc == VD_OK; /* not LINDI: in_index is NULL */
   return load(c, err);
 }
 

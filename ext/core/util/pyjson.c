@@ -13,62 +13,264 @@ static int cmp(const void *a, const void *b) {
   return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
 }
 
-static void indent(vd_buf *o, int level) {
-  vd_buf_append(o, "\n", 1);
-  for (int i = 0; i < level; i++) vd_buf_append(o, "  ", 2);
+static int indent(vd_buf *o, int level) {
+  int bad = vd_buf_append(o, "\n", 1);
+  for (int i = 0; i < level; i++) bad |= vd_buf_append(o, "  ", 2);
+  return bad;
 }
 
-static int emit(const cJSON *v, vd_buf *o, int level) {
+static int put_number(double d, vd_buf *o) {
   char tmp[64];
-  if (cJSON_IsNull(v) || cJSON_IsInvalid(v)) {
-    vd_buf_append(o, "null", 4);
-  } else if (cJSON_IsTrue(v)) {
-    vd_buf_append(o, "true", 4);
-  } else if (cJSON_IsFalse(v)) {
-    vd_buf_append(o, "false", 5);
-  } else if (cJSON_IsNumber(v)) {
-    double d = v->valuedouble;
-    if (d == floor(d) && fabs(d) < 9.0e15)
-      snprintf(tmp, sizeof tmp, "%lld", (long long)d);
-    else if (isfinite(d))
-      snprintf(tmp, sizeof tmp, "%.17g", d);
-    else
-      snprintf(tmp, sizeof tmp, "%s", isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
-    vd_buf_append(o, tmp, strlen(tmp));
-  } else if (cJSON_IsString(v)) {
-    lindi_json_string(o, v->valuestring);
-  } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
-    int obj = cJSON_IsObject(v), n = cJSON_GetArraySize(v), i = 0;
-    if (!n) {
-      vd_buf_append(o, obj ? "{}" : "[]", 2);
-      return 0;
+  if (d == floor(d) && fabs(d) < 9.0e15)
+    snprintf(tmp, sizeof tmp, "%lld", (long long)d);
+  else if (isfinite(d))
+    snprintf(tmp, sizeof tmp, "%.17g", d);
+  else
+    snprintf(tmp, sizeof tmp, "%s", isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+  return vd_buf_append(o, tmp, strlen(tmp));
+}
+
+/* 0 ok, -1 out of memory (a failed append anywhere: never a silently shortened text) */
+static int emit(const cJSON *v, vd_buf *o, int level) {
+  if (cJSON_IsRaw(v)) return vd_buf_append(o, v->valuestring, strlen(v->valuestring));
+  if (cJSON_IsNull(v) || cJSON_IsInvalid(v)) return vd_buf_append(o, "null", 4);
+  if (cJSON_IsTrue(v)) return vd_buf_append(o, "true", 4);
+  if (cJSON_IsFalse(v)) return vd_buf_append(o, "false", 5);
+  if (cJSON_IsNumber(v)) return put_number(v->valuedouble, o);
+  if (cJSON_IsString(v)) return lindi_json_string_n(o, v->valuestring, strlen(v->valuestring));
+  if (!cJSON_IsArray(v) && !cJSON_IsObject(v)) return 0;
+  int obj = cJSON_IsObject(v), n = cJSON_GetArraySize(v), i = 0, bad = 0;
+  if (!n) return vd_buf_append(o, obj ? "{}" : "[]", 2);
+  const cJSON **items = malloc(n * sizeof *items), *c;
+  if (!items) return -1;
+  cJSON_ArrayForEach(c, v) items[i++] = c;
+  if (obj) qsort(items, n, sizeof *items, cmp);
+  bad |= vd_buf_append(o, obj ? "{" : "[", 1);
+  for (i = 0; i < n && !bad; i++) {
+    if (i) bad |= vd_buf_append(o, ",", 1);
+    bad |= indent(o, level + 1);
+    if (obj) {
+      bad |= lindi_json_string_n(o, items[i]->string, strlen(items[i]->string));
+      bad |= vd_buf_append(o, ": ", 2);
     }
-    const cJSON **items = malloc(n * sizeof *items), *c;
-    if (!items) return -1;
-    cJSON_ArrayForEach(c, v) items[i++] = c;
-    if (obj) qsort(items, n, sizeof *items, cmp);
-    vd_buf_append(o, obj ? "{" : "[", 1);
-    for (i = 0; i < n; i++) {
-      if (i) vd_buf_append(o, ",", 1);
-      indent(o, level + 1);
-      if (obj) {
-        lindi_json_string(o, items[i]->string);
-        vd_buf_append(o, ": ", 2);
-      }
-      if (emit(items[i], o, level + 1)) {
-        free(items);
-        return -1;
-      }
-    }
-    free(items);
-    indent(o, level);
-    vd_buf_append(o, obj ? "}" : "]", 1);
+    bad |= emit(items[i], o, level + 1);
   }
-  return 0;
+  free(items);
+  bad |= indent(o, level);
+  bad |= vd_buf_append(o, obj ? "}" : "]", 1);
+  return bad ? -1 : 0;
 }
 
 int vd_pyjson(const cJSON *v, vd_buf *out) {
   out->len = 0;
   if (emit(v, out, 0)) return -1;
   return out->data ? 0 : -1;
+}
+
+/* --- kept literals --- */
+
+typedef struct {
+  const char *text, *p, *end;
+  vd_buf tmp;
+  int rc;
+  size_t bad; /* where the string that is not JSON starts */
+} walk_t;
+
+static void ws(walk_t *w) { /* what cJSON skips: every byte up to the space */
+  while (w->p < w->end && (unsigned char)*w->p <= 32) w->p++;
+}
+
+/* Past the string literal at p, as cJSON delimits it (a backslash takes the next byte
+ * with it); NULL when there is none. */
+static const char *str_end(const char *p, const char *end) {
+  if (p >= end || *p != '"') return NULL;
+  for (p++; p < end && *p != '"'; p++)
+    if (*p == '\\' && ++p == end) return NULL;
+  return p < end ? p + 1 : NULL;
+}
+
+static void to_raw(walk_t *w, cJSON *v, const char *a, size_t n) {
+  char *s = malloc(n + 1);
+  if (!s) {
+    w->rc = -1;
+    return;
+  }
+  memcpy(s, a, n);
+  s[n] = 0;
+  free(v->valuestring); /* NULL for a number */
+  v->valuestring = s;
+  v->type = cJSON_Raw;
+}
+
+/* JSON's escapes only: cJSON reads a \u with a bad hex digit as U+0000 and goes on, so
+ * a literal with one would not decode to what cJSON made of it. */
+static int escapes_ok(const char *a, const char *b) {
+  for (const char *q = a + 1; q < b - 1; q++) {
+    if (*q != '\\') continue;
+    if (q + 1 < b - 1 && q[1] && strchr("\"\\/bfnrt", q[1])) {
+      q++;
+      continue;
+    }
+    if (q + 6 > b - 1 || q[1] != 'u') return 0;
+    for (int k = 2; k < 6; k++)
+      if (!q[k] || !strchr("0123456789abcdefABCDEF", q[k])) return 0;
+    q += 5;
+  }
+  return 1;
+}
+
+/* The scalar v, written as text[a..b): kept when vd_pyjson would write it otherwise. */
+static void scalar(walk_t *w, cJSON *v, const char *a, const char *b) {
+  size_t n = (size_t)(b - a);
+  int plain = 1; /* the common literals, which need no comparison */
+  if (cJSON_IsString(v)) {
+    for (const unsigned char *q = (const unsigned char *)a + 1; q < (const unsigned char *)b - 1 && plain; q++)
+      plain = *q >= 0x20 && *q < 0x7f && *q != '\\';
+    if (!plain && (memchr(a, 0, n) || !escapes_ok(a, b))) {
+      w->rc = -2;
+      w->bad = (size_t)(a - w->text);
+      return;
+    }
+  } else { /* an integer of up to 15 digits, no leading zero, no "-0" */
+    const char *q = a + (*a == '-');
+    plain = n <= 15 && q < b && (*q != '0' || (b - q == 1 && q == a));
+    for (; q < b && plain; q++) plain = *q >= '0' && *q <= '9';
+  }
+  if (plain) return;
+  w->tmp.len = 0;
+  int bad = cJSON_IsString(v) ? lindi_json_string_n(&w->tmp, v->valuestring, strlen(v->valuestring))
+                              : put_number(v->valuedouble, &w->tmp);
+  if (bad) w->rc = -1;
+  else if (w->tmp.len != n || memcmp(w->tmp.data, a, n) != 0) to_raw(w, v, a, n);
+}
+
+static int expect(walk_t *w, char c) {
+  ws(w);
+  if (w->p >= w->end || *w->p != c) return w->rc = -3;
+  w->p++;
+  return 0;
+}
+
+/* Walks the text of v in step with its tree: cJSON keeps members and elements in text
+ * order (duplicate keys included), and the text is known to parse. */
+static void walk(walk_t *w, cJSON *v, int on, const char *member) {
+  ws(w);
+  const char *a = w->p, *b = NULL;
+  if (w->p >= w->end) {
+    w->rc = -3;
+  } else if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+    int obj = cJSON_IsObject(v);
+    if (expect(w, obj ? '{' : '[')) return;
+    for (cJSON *c = v->child; c && !w->rc; c = c->next) {
+      if (obj) {
+        ws(w);
+        if (!(b = str_end(w->p, w->end))) {
+          w->rc = -3;
+          return;
+        }
+        w->p = b;
+        if (expect(w, ':')) return;
+      }
+      walk(w, c, on || (member && c->string && strcmp(c->string, member) == 0), NULL);
+      if (!w->rc && c->next) expect(w, ',');
+    }
+    if (!w->rc) expect(w, obj ? '}' : ']');
+  } else if (cJSON_IsString(v)) {
+    if (!(b = str_end(a, w->end))) w->rc = -3;
+    else if (on) scalar(w, v, a, b);
+    w->p = b;
+  } else if (cJSON_IsNumber(v)) {
+    for (b = a; b < w->end && *b && strchr("0123456789+-eE.", *b); b++) {}
+    if (b == a) w->rc = -3;
+    else if (on) scalar(w, v, a, b);
+    w->p = b;
+  } else {
+    const char *word = cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : cJSON_IsNull(v) ? "null" : NULL;
+    size_t n = word ? strlen(word) : 0;
+    if (!word || (size_t)(w->end - a) < n || memcmp(a, word, n) != 0) w->rc = -3;
+    else w->p = a + n;
+  }
+}
+
+int vd_pyjson_keep(cJSON *root, const char *text, size_t len, const char *member, size_t *bad) {
+  walk_t w = {text, text, text + len, {0}, 0, 0};
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) w.p += 3; /* cJSON skips a UTF-8 BOM */
+  walk(&w, root, member == NULL, member);
+  vd_buf_free(&w.tmp);
+  if (bad) *bad = w.bad;
+  return w.rc;
+}
+
+int vd_pyjson_is_string(const cJSON *j) {
+  return cJSON_IsString(j) || (cJSON_IsRaw(j) && j->valuestring && j->valuestring[0] == '"');
+}
+
+/* A kept string literal is decoded by cJSON piece by piece, split at its \u0000
+ * escapes (cJSON decodes every other escape, surrogate pairs included, and cannot hold
+ * a NUL): the one escape vdsql decodes itself is the one cJSON cannot return. */
+static int piece(vd_buf *out, vd_buf *tmp, const char *a, const char *b) {
+  tmp->len = 0;
+  if (vd_buf_append(tmp, "\"", 1) || vd_buf_append(tmp, a, (size_t)(b - a)) || vd_buf_append(tmp, "\"", 1))
+    return -1;
+  cJSON *s = cJSON_ParseWithLength((const char *)tmp->data, tmp->len);
+  int rc = !cJSON_IsString(s) ? -1 : vd_buf_append(out, s->valuestring, strlen(s->valuestring));
+  cJSON_Delete(s);
+  return rc;
+}
+
+int vd_pyjson_bytes(const cJSON *j, vd_buf *out) {
+  out->len = 0;
+  int rc = 0;
+  if (cJSON_IsString(j)) {
+    rc = vd_buf_append(out, j->valuestring, strlen(j->valuestring));
+  } else if (vd_pyjson_is_string(j) && strlen(j->valuestring) >= 2) {
+    const char *lit = j->valuestring, *end = lit + strlen(lit) - 1, *from = lit + 1, *q = from;
+    vd_buf tmp = {0};
+    while (q < end && !rc) {
+      if (*q != '\\') {
+        q++;
+      } else if (q + 6 <= end && memcmp(q, "\\u0000", 6) == 0) {
+        rc = (q > from && piece(out, &tmp, from, q)) || vd_buf_append(out, "", 1);
+        from = q += 6;
+      } else {
+        q += q[1] == 'u' ? 6 : 2;
+      }
+    }
+    if (!rc && end > from) rc = piece(out, &tmp, from, end);
+    vd_buf_free(&tmp);
+  } else {
+    return 1;
+  }
+  if (rc || vd_buf_reserve(out, 1)) return -1;
+  out->data[out->len] = 0;
+  return 0;
+}
+
+int vd_pyjson_number(const cJSON *j, double *d) {
+  if (cJSON_IsNumber(j)) {
+    *d = j->valuedouble;
+    return 0;
+  }
+  if (!cJSON_IsRaw(j) || !j->valuestring || j->valuestring[0] == '"') return 1;
+  cJSON *n = cJSON_Parse(j->valuestring); /* cJSON's own reading of the number */
+  int rc = cJSON_IsNumber(n) ? (*d = n->valuedouble, 0) : 1;
+  cJSON_Delete(n);
+  return rc;
+}
+
+cJSON *vd_pyjson_string_node(const void *p, size_t n) {
+  if (!n || !memchr(p, 0, n)) {
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    if (n) memcpy(s, p, n);
+    s[n] = 0;
+    cJSON *j = cJSON_CreateString(s);
+    free(s);
+    return j;
+  }
+  vd_buf lit = {0};
+  cJSON *j = NULL;
+  if (!lindi_json_string_n(&lit, p, n) && !vd_buf_append(&lit, "", 1)) j = cJSON_CreateRaw((const char *)lit.data);
+  vd_buf_free(&lit);
+  return j;
 }

@@ -82,3 +82,6 @@ COMMIT;
 SELECT group_concat(key) AS refs FROM lindi_refs('@DATA@/lindi/new.lindi.tar');
 INSERT INTO lindi_refs(key, value) VALUES ('x', 'y');
 SELECT count(*) AS trash FROM tar_members('@DATA@/lindi/new.lindi.tar') WHERE name LIKE '.trash/lindi.json%';
+-- a standalone .lindi.json is read, never written
+CREATE VIRTUAL TABLE j USING lindi_refs('@DATA@/lindi/small.lindi.json');
+SELECT count(*) AS refs, sum(key = 'k') AS k FROM lindi_refs('@DATA@/lindi/small.lindi.json');
