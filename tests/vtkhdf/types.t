@@ -128,7 +128,7 @@ def bad_files(d):
     p = copy("amr_v23", "bad_amr_steps")
     with h5py.File(p, "r+") as h:
         h["VTKHDF/Steps/Level1/AMRBoxOffsets"][1] = 4
-    cases.append(("vtkhdf_partitions", p, "step 1 of Level1 takes AMRBox rows 4..6, but Level1/AMRBox has 5 rows"))
+    cases.append(("vtkhdf_partitions", p, "step 1 of Level1 takes 3 AMRBox rows from row 4, but Level1/AMRBox has 5 rows"))
     p = copy("htg", "bad_htg_size")
     with h5py.File(p, "r+") as h:
         h["VTKHDF/DescriptorsSize"][1] += 1

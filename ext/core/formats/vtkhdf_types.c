@@ -26,8 +26,14 @@ static int attr_f64(hid_t g, const char *name, double *v, int n) {
   return got;
 }
 
+/* have + more items (more from the file: past INT64_MAX is refused as such) */
+static int64_t plus(int64_t have, int64_t more) {
+  int64_t n;
+  return add_ovf(have, more, &n) ? INT64_MAX : n;
+}
+
 static vd_code rows_ok(rd *r, const leaf *L, int64_t more, const char *what) {
-  return vh5_alloc_ok(r->doc->nparts + more, sizeof(vh_part), L->where, what, r->err);
+  return vh5_alloc_ok(plus(r->doc->nparts, more), sizeof(vh_part), L->where, what, r->err);
 }
 
 /* A partition row of block (not L's) with the leaf's Type, file and the step's time */
@@ -171,12 +177,12 @@ static vd_code amr_level(rd *r, hid_t lg, const leaf *L, const steps *s, int v22
   for (int64_t t = 0; t < s->nsteps && !rc; t++) {
     int64_t n = temporal ? nb[t] : nbox, off = temporal ? bo[t] : 0, end;
     if (n < 0 || off < 0 || add_ovf(off, n, &end) || end > nbox) {
-      rc = vd_fail(r->err, VD_INVALID, "%s: step %lld of %s takes AMRBox rows %lld..%lld, but %s has %lld rows", L->where,
-                   (long long)t, lname, (long long)off, (long long)(off + n - 1), bn, (long long)nbox);
+      rc = vd_fail(r->err, VD_INVALID, "%s: step %lld of %s takes %lld AMRBox rows from row %lld, but %s has %lld rows",
+                   L->where, (long long)t, lname, (long long)n, (long long)off, bn, (long long)nbox);
       break;
     }
     if ((r->what & VH_PARTS) && (rc = rows_ok(r, L, n, "a row per AMR box"))) break;
-    if ((r->what & VH_AMR) && (rc = vh5_alloc_ok(r->doc->nboxes + n, sizeof(vh_amrbox), L->where, "a row per AMR box", r->err)))
+    if ((r->what & VH_AMR) && (rc = vh5_alloc_ok(plus(r->doc->nboxes, n), sizeof(vh_amrbox), L->where, "a row per AMR box", r->err)))
       break;
     int64_t spt = temporal ? (bpt ? bpt[t] : VH_NULL) : 0, scell = temporal ? (bcell ? bcell[t] : VH_NULL) : 0;
     for (int64_t b = 0; b < n && !rc; b++) {
@@ -292,7 +298,7 @@ static vd_code htg_trees(rd *r, const leaf *L, const htg *h, int mask, int64_t t
                          int64_t mbyte) {
   int64_t incell = 0, dbits = 0, depths = 0;
   vd_code rc = VD_OK;
-  if ((r->what & VH_TREES) && (rc = vh5_alloc_ok(r->doc->ntrees + ntr, sizeof(vh_tree), L->where, "a row per tree", r->err)))
+  if ((r->what & VH_TREES) && (rc = vh5_alloc_ok(plus(r->doc->ntrees, ntr), sizeof(vh_tree), L->where, "a row per tree", r->err)))
     return rc;
   for (int64_t k = 0; k < ntr && !rc; k++) {
     int64_t id, depth, cells = 0, last = 0, x;
@@ -305,17 +311,24 @@ static vd_code htg_trees(rd *r, const leaf *L, const htg *h, int mask, int64_t t
       last = x;
     }
     if (rc) break;
-    /* the descriptor has a bit per cell but those of the deepest level */
+    /* the descriptor has a bit per cell but those of the deepest level; offsets are bits */
     if (r->what & VH_TREES) {
+      int64_t coff, doff, moff;
+      if (add_ovf(cell, incell, &coff) || __builtin_mul_overflow(dbyte, 8, &doff) || add_ovf(doff, dbits, &doff) ||
+          __builtin_mul_overflow(mbyte, 8, &moff) || add_ovf(moff, incell, &moff)) {
+        rc = vd_fail(r->err, VD_INVALID, "%s: the trees of partition %lld of step %lld overflow", L->where, (long long)j,
+                     (long long)t);
+        break;
+      }
       vh_doc *d = r->doc;
       GROW(d->trees, d->ntrees, d->captrees);
       vh_tree *y = &d->trees[d->ntrees++];
       int ok = 1;
       y->block = vhr_intern(d, L->block, &ok);
       y->step = t, y->partition = j, y->tree = k, y->tree_id = id, y->depth = depth, y->n_cells = cells;
-      y->cell_off = cell + incell;
-      y->desc_off = dbyte * 8 + dbits, y->desc_bits = cells - last;
-      y->mask_off = mask ? mbyte * 8 + incell : VH_NULL;
+      y->cell_off = coff;
+      y->desc_off = doff, y->desc_bits = cells - last;
+      y->mask_off = mask ? moff : VH_NULL;
       y->mask_bits = mask ? cells : VH_NULL;
       if (!ok) return vd_nomem(r->err);
     }
