@@ -12,6 +12,7 @@ the file was built (never from vdsql):
   rectilinear.vtkhdf  RectilinearGrid 2.7 (Dimensions, X/Y/ZCoordinates)
   structured.vtkhdf   StructuredGrid 2.7 with Steps: Points (t, K, L, M, 3), PointOffsets
   table.vtkhdf        Table 2.8 with Steps: NumberOfRows per step, RowData, RowDataOffsets
+  types_composite.vtkhdf  a PartitionedDataSetCollection of amr_v23 and htg (copied in)
   broken_amr.vtkhdf, broken_htg.vtkhdf   refused part way through (no .expect.json)
    usage: mkvtkhdf_types.py DIR    (Debian's python3: python3-h5py, python3-numpy)"""
 import json
@@ -295,6 +296,28 @@ def table(path):
             "arrays": [["", "row", "Name", 1, 10], ["", "row", "Value", 2, 10]]}
 
 
+def composite(path, d):
+    """A PartitionedDataSetCollection whose leaves are the temporal 2.3 AMR and the static
+    HTG (copied in): their rows come with the Assembly path as block"""
+    f, g = root(path)
+    header(g, "PartitionedDataSetCollection", 3)
+    asm = g.create_group("Assembly", track_order=True)
+    want = {"partitions": [], "amr_boxes": [], "trees": [], "arrays": []}
+    for i, (name, stem) in enumerate((("Mesh", "amr_v23"), ("Tree", "htg"))):
+        with h5py.File(os.path.join(d, stem + ".vtkhdf"), "r") as src:
+            src.copy(src["VTKHDF"], g, name=name)
+        g[name].attrs.create("Index", np.int64(i))
+        asm["blk_" + name] = h5py.SoftLink("/VTKHDF/" + name)
+        leaf = json.load(open(os.path.join(d, stem + ".expect.json")))
+        b = "/Assembly/blk_" + name
+        for k in ("partitions", "amr_boxes", "trees", "arrays"):
+            for r in leaf.get(k, []):
+                want[k].append([b + r[0]] + r[1:])
+        want["cell_data_offsets"] = leaf.get("cell_data_offsets", want.get("cell_data_offsets"))
+    f.close()
+    return want
+
+
 def main():
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
@@ -312,6 +335,8 @@ def main():
         want = fn(os.path.join(d, stem + ".vtkhdf"))
         with open(os.path.join(d, stem + ".expect.json"), "w") as o:
             json.dump(want, o, indent=1)
+    with open(os.path.join(d, "types_composite.expect.json"), "w") as o:
+        json.dump(composite(os.path.join(d, "types_composite.vtkhdf"), d), o, indent=1)
     # two broken ones (refused part way through, for tests/unit/t_vtkhdf_ids.c's error paths)
     amr(os.path.join(d, "broken_amr.vtkhdf"), 3, True)
     with h5py.File(os.path.join(d, "broken_amr.vtkhdf"), "r+") as h:
