@@ -33,7 +33,7 @@ static int run_dir(vd_ctx *ctx, const char *dir) {
     ssize_t before[NK], after[NK];
     counts(before);
     int opened = 0;
-    static const unsigned whats[] = {VH_PARTS, VH_ARRAYS, VH_SOURCES, VH_BLOCKS, VH_PARTS | VH_STARTS};
+    static const unsigned whats[] = {VH_PARTS, VH_ARRAYS, VH_SOURCES, VH_BLOCKS, VH_PARTS | VH_STARTS, VH_AMR, VH_TREES};
     for (size_t w = 0; w < sizeof whats / sizeof *whats; w++) {
       unsigned what = whats[w];
       /* streamed rows open datasets at the first row: free before it, after one row and

@@ -31,6 +31,7 @@ typedef struct vh_part {
   /* the integers, one after the other: vtkhdf_partitions hands them to the front end as
    * an array (vd_relation.ints) */
   int64_t step, partition, n_points, n_cells, n_conn, point_off, cell_off, conn_off, offsets_off;
+  int64_t n_trees;         /* HyperTreeGrid: NumberOfTrees of the partition; VH_NULL otherwise */
   double time;
   int has_time;
   vh_topo *topo;           /* PolyData: malloc'd (a streamed row: the walker's); NULL otherwise */
@@ -47,6 +48,22 @@ typedef struct vh_source {
   const char *status;                             /* ok, missing_source, bad_source, disallowed_source */
   char *problem;                                  /* the fault, NULL when ok */
 } vh_source;
+
+/* One row of vtkhdf_amr_boxes: an OverlappingAMR box of a step and level */
+typedef struct vh_amrbox {
+  const char *block; /* pooled: the leaf's block path */
+  int64_t step, level, box, ext[6]; /* ext: imin, imax, jmin, jmax, kmin, kmax as stored */
+  double origin[3], spacing[3];     /* the box's own origin (Origin + lo * Spacing), its level's Spacing */
+} vh_amrbox;
+
+/* One row of vtkhdf_trees: a HyperTreeGrid tree of a step and partition. Offsets are
+ * where VTK's reader reads it: rows of CellData (before the array's own Steps offset),
+ * bit positions in Descriptors and Mask (byte offset * 8 + bit, most significant bit
+ * first as vtkBitArray packs them). */
+typedef struct vh_tree {
+  const char *block; /* pooled */
+  int64_t step, partition, tree, tree_id, depth, n_cells, cell_off, desc_off, desc_bits, mask_off, mask_bits;
+} vh_tree;
 
 typedef struct vh_block {
   char *path, *name, *kind, *leaf, *type, *external_file;
@@ -97,6 +114,10 @@ typedef struct vh_doc {
   int nblocks, capblocks;
   vh_leafarrs *larrs; /* VH_STARTS: the UnstructuredGrid and PolyData leaves' arrays */
   int nlarrs, caplarrs;
+  vh_amrbox *boxes;   /* VH_AMR */
+  int nboxes, capboxes;
+  vh_tree *trees;     /* VH_TREES */
+  int ntrees, captrees;
 } vh_doc;
 
 /* What to collect (the rest is skipped, which keeps each relation cheap). */
@@ -105,6 +126,8 @@ typedef struct vh_doc {
 #define VH_SOURCES 0x4
 #define VH_BLOCKS 0x8
 #define VH_STARTS 0x10
+#define VH_AMR 0x20
+#define VH_TREES 0x40
 
 /* Reads the file at url (a local path or file:// URL) into doc. Errors name the file and
  * the fault; HDF5's own message is carried into err, never printed. */

@@ -94,7 +94,7 @@ vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out) {
   p->block = vhr_intern(d, L->block, &ok);
   p->type = vhr_intern(d, L->type, &ok);
   p->n_points = p->n_cells = p->n_conn = VH_NULL;
-  p->point_off = p->cell_off = p->conn_off = p->offsets_off = VH_NULL;
+  p->point_off = p->cell_off = p->conn_off = p->offsets_off = p->n_trees = VH_NULL;
   p->step = p->partition = VH_NULL;
   p->status = "ok";
   *out = p;
@@ -173,14 +173,19 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   }
   if (is_composite(L->type)) return vd_fail(r->err, VD_INVALID, "%s: a composite leaf must not be composite itself", L->where);
   int ug = !strcmp(L->type, "UnstructuredGrid"), poly = !strcmp(L->type, "PolyData");
-  if (r->what & VH_PARTS) rc = (ug || poly) ? vhr_grid_parts(r, lg, L, poly) : vhr_image_parts(r, lg, L);
+  int amr = !strcmp(L->type, "OverlappingAMR"), htg = !strcmp(L->type, "HyperTreeGrid");
+  int sg = !strcmp(L->type, "StructuredGrid"), other = !strcmp(L->type, "RectilinearGrid") || sg || !strcmp(L->type, "Table");
+  if (amr && (r->what & (VH_PARTS | VH_AMR))) rc = vhr_amr(r, lg, L);
+  else if (htg && (r->what & (VH_PARTS | VH_TREES))) rc = vhr_htg(r, lg, L);
+  else if (r->what & VH_PARTS)
+    rc = (ug || poly) ? vhr_grid_parts(r, lg, L, poly) : other ? vhr_struct_parts(r, lg, L) : vhr_image_parts(r, lg, L);
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
-    rc = vhr_leaf_arrays(r, lg, L,
-                         !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") ||
-                             !strcmp(L->type, "StructuredGrid"),
-                         temporal);
+    if (amr) rc = vhr_amr_arrays(r, lg, L); /* each level's own PointData, CellData, FieldData */
+    else
+      rc = vhr_leaf_arrays(r, lg, L, !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") || sg,
+                           temporal);
   }
   return rc;
 }
@@ -200,7 +205,7 @@ static vd_code read_all(rd *r) {
   vd_code rc = vhr_read_type(r, root, "/VTKHDF", &type);
   if (!rc && !type) rc = vd_fail(r->err, VD_INVALID, "%s: /VTKHDF has no Type attribute (and Version is not 1.x)", r->name);
   if (!rc && is_composite(type)) {
-    if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS | VH_STARTS))) {
+    if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS | VH_STARTS | VH_AMR | VH_TREES))) {
       hid_t ag = H5Lexists(root, "Assembly", H5P_DEFAULT) > 0 ? H5Gopen2(root, "Assembly", H5P_DEFAULT) : -1;
       if (ag < 0) {
         rc = vd_fail(r->err, VD_INVALID, "%s: %s without an /VTKHDF/Assembly group", r->name, type);
@@ -371,6 +376,7 @@ void vh_doc_free(vh_doc *d) {
     for (int k = 0; k < la->na; k++) free(la->a[k].o);
     free(la->a), free(la->base_pt), free(la->base_cell);
   }
+  free(d->boxes), free(d->trees);
   free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path), free(d->shown);
   memset(d, 0, sizeof *d);
   d->file = -1;

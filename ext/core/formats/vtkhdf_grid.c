@@ -5,14 +5,6 @@
 #include "vtkhdf_shape.h"
 #include "vtkhdf_stream.h"
 
-/* Steps header: NSteps (1 without Steps or without the attribute) and the time values. */
-typedef struct steps {
-  hid_t g; /* Steps group or -1 */
-  int64_t nsteps;
-  double *values;
-  int64_t nvalues;
-} steps;
-
 static vd_code open_steps(rd *r, hid_t lg, const leaf *L, steps *s) {
   s->g = -1;
   s->nsteps = 1;
@@ -281,3 +273,6 @@ done:
   close_steps(&s);
   return rc;
 }
+
+vd_code vhr_open_steps(rd *r, hid_t lg, const leaf *L, steps *s) { return open_steps(r, lg, L, s); }
+void vhr_close_steps(steps *s) { close_steps(s); }

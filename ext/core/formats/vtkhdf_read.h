@@ -72,6 +72,23 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L);
 vd_code vhr_grid_parts(rd *r, hid_t lg, const leaf *L, int poly); /* UnstructuredGrid, PolyData */
 vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L);          /* one row per step */
 
+/* Steps header (vtkhdf_grid.c): NSteps (1 without Steps or without the attribute) and the
+ * time values; g is the Steps group or -1 */
+typedef struct steps {
+  hid_t g;
+  int64_t nsteps;
+  double *values;
+  int64_t nvalues;
+} steps;
+vd_code vhr_open_steps(rd *r, hid_t lg, const leaf *L, steps *s);
+void vhr_close_steps(steps *s);
+
+/* vtkhdf_types.c: the partition rows (and boxes, trees) of the other Types */
+vd_code vhr_amr(rd *r, hid_t lg, const leaf *L);          /* OverlappingAMR: rows per box (VH_PARTS, VH_AMR) */
+vd_code vhr_htg(rd *r, hid_t lg, const leaf *L);          /* HyperTreeGrid: per partition (VH_PARTS), tree (VH_TREES) */
+vd_code vhr_struct_parts(rd *r, hid_t lg, const leaf *L); /* RectilinearGrid, StructuredGrid, Table: per step */
+vd_code vhr_amr_arrays(rd *r, hid_t lg, const leaf *L);   /* the arrays of each Level<k> */
+
 /* vtkhdf_tree.c: arrays, the Assembly, the sources */
 vd_code vhr_leaf_arrays(rd *r, hid_t lg, const leaf *L, int image, int temporal);
 vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth);

@@ -316,6 +316,7 @@ static void make_row(vh_stream *s, const vh_slot *x, vh_part *p, vh_topo *topo) 
   p->cell_off = x->cell_off;
   p->conn_off = x->conn_off;
   p->offsets_off = x->offsets_off;
+  p->n_trees = VH_NULL;
   p->topo = in->poly ? topo : NULL;
   p->status = "ok";
   p->n_points = x->np;

@@ -65,7 +65,8 @@ vd_code vh_cur_open(vd_ctx *ctx, const char *rel, const vd_value *a, unsigned wh
     if (rc) vh_err_redact(err); /* the last guard: no URL secret leaves in a message */
     return rc;
   }
-  c->nrows = what == VH_ARRAYS ? c->doc.narrays : what == VH_SOURCES ? c->doc.nsources : c->doc.nblocks;
+  c->nrows = what == VH_ARRAYS ? c->doc.narrays : what == VH_SOURCES ? c->doc.nsources : what == VH_AMR ? c->doc.nboxes
+             : what == VH_TREES ? c->doc.ntrees : c->doc.nblocks;
   return VD_OK;
 }
 

@@ -10,7 +10,7 @@ static const vd_colspec cols[] = {
     {"partition", VD_INT, 0},     {"type", VD_TEXT, 0},         {"n_points", VD_INT, 0},
     {"n_cells", VD_INT, 0},       {"n_connectivity_ids", VD_INT, 0}, {"point_offset", VD_INT, 0},
     {"cell_offset", VD_INT, 0},   {"connectivity_offset", VD_INT, 0}, {"offsets_offset", VD_INT, 0},
-    {"source_file", VD_TEXT, 0},  {"status", VD_TEXT, 0},       {"url", VD_TEXT, VD_COL_ARG}};
+    {"n_trees", VD_INT, 0},       {"source_file", VD_TEXT, 0},  {"status", VD_TEXT, 0},       {"url", VD_TEXT, VD_COL_ARG}};
 
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   return vh_cur_open(ctx, "vtkhdf_partitions", a, VH_PARTS, VH_FAN_NONE, out, err);
@@ -31,7 +31,8 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     case 9: vh_put(v, p->cell_off); break;
     case 10: vh_put(v, p->conn_off); break;
     case 11: vh_put(v, p->offsets_off); break;
-    case 12: if (p->source_file) *v = vd_text(p->source_file); break;
+    case 12: vh_put(v, p->n_trees); break;
+    case 13: if (p->source_file) *v = vd_text(p->source_file); break;
     default: *v = vd_text(p->status); break;
   }
   return VD_OK;
@@ -39,10 +40,10 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 
 /* The integer columns straight from the row (vh_part keeps them side by side) */
 #define IX(f) (signed char)((offsetof(vh_part, f) - offsetof(vh_part, step)) / sizeof(int64_t))
-_Static_assert(offsetof(vh_part, offsets_off) - offsetof(vh_part, step) == 8 * sizeof(int64_t),
+_Static_assert(offsetof(vh_part, n_trees) - offsetof(vh_part, step) == 9 * sizeof(int64_t),
                "vh_part's integers must be contiguous");
 static const signed char int_cols[] = {-1, IX(step), -1, IX(partition), -1, IX(n_points), IX(n_cells), IX(n_conn),
-                                       IX(point_off), IX(cell_off), IX(conn_off), IX(offsets_off), -1, -1, -1};
+                                       IX(point_off), IX(cell_off), IX(conn_off), IX(offsets_off), IX(n_trees), -1, -1, -1};
 _Static_assert(sizeof int_cols == sizeof cols / sizeof *cols, "one entry per column");
 
 static const int64_t *ints(void *cur) { return &((vh_cur *)cur)->rows.cur->step; }
