@@ -86,6 +86,8 @@ VTK = [
     ("vtkhdf_array_starts", "SELECT * FROM vtkhdf_array_starts({u});", vtk),
     ("vtkhdf_blocks", "SELECT * FROM vtkhdf_blocks({u});", "vtkhdf/ext_composite.vtkhdf"),
     ("vtkhdf_topologies", "SELECT * FROM vtkhdf_topologies({u});", vtk),
+    ("vtkhdf_amr_boxes", "SELECT * FROM vtkhdf_amr_boxes({u});", vtk),
+    ("vtkhdf_trees", "SELECT * FROM vtkhdf_trees({u});", vtk),
 ]
 # the datasets' own faults, behind a secret URL on a correct server
 DATA_FAULTS = {
