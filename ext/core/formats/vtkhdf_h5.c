@@ -115,21 +115,24 @@ char *vh5_attr_str(hid_t obj, const char *name) {
   return s;
 }
 
-int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max) {
+/* Up to max values of attribute name, converted by HDF5 to memtype (size bytes each);
+ * integers only, or floats of any width too. Returns how many were read. */
+static int attr_values(hid_t obj, const char *name, hid_t memtype, size_t size, int floats_too, void *v, int max) {
   if (H5Aexists(obj, name) <= 0) return 0;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0) return 0;
   int got = 0;
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_INTEGER) {
+  H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+  if (sp >= 0 && (cls == H5T_INTEGER || (floats_too && cls == H5T_FLOAT))) {
     hssize_t np = H5Sget_simple_extent_npoints(sp);
     vd_err e;
-    if (np >= 1 && vh5_alloc_ok(np, sizeof(long long), "attribute", name, &e)) np = 0; /* a hostile extent */
+    if (np >= 1 && vh5_alloc_ok(np, size, "attribute", name, &e)) np = 0; /* a hostile extent */
     if (np >= 1) {
-      long long *buf = calloc(np, sizeof *buf);
-      if (buf && H5Aread(a, H5T_NATIVE_LLONG, buf) >= 0) {
+      unsigned char *buf = calloc((size_t)np, size);
+      if (buf && H5Aread(a, memtype, buf) >= 0) {
         got = np < max ? (int)np : max;
-        for (int i = 0; i < got; i++) v[i] = buf[i];
+        memcpy(v, buf, (size_t)got * size);
       }
       free(buf);
     }
@@ -140,31 +143,13 @@ int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max) {
   return got;
 }
 
+int vh5_attr_i64(hid_t obj, const char *name, int64_t *v, int max) {
+  return attr_values(obj, name, H5T_NATIVE_INT64, sizeof *v, 0, v, max);
+}
+
+/* HDF5 converts any float width (and integers) to double */
 int vh5_attr_real(hid_t obj, const char *name, double *v, int max) {
-  if (H5Aexists(obj, name) <= 0) return 0;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return 0;
-  int got = 0;
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-  if (sp >= 0 && (cls == H5T_FLOAT || cls == H5T_INTEGER)) {
-    hssize_t np = H5Sget_simple_extent_npoints(sp);
-    vd_err e;
-    if (np >= 1 && vh5_alloc_ok(np, sizeof(double), "attribute", name, &e)) np = 0; /* a hostile extent */
-    if (np >= 1) {
-      double *buf = calloc(np, sizeof *buf);
-      /* HDF5 converts any float width (and integers) to double */
-      if (buf && H5Aread(a, H5T_NATIVE_DOUBLE, buf) >= 0) {
-        got = np < max ? (int)np : max;
-        for (int i = 0; i < got; i++) v[i] = buf[i];
-      }
-      free(buf);
-    }
-  }
-  if (sp >= 0) H5Sclose(sp);
-  if (t >= 0) H5Tclose(t);
-  H5Aclose(a);
-  return got;
+  return attr_values(obj, name, H5T_NATIVE_DOUBLE, sizeof *v, 1, v, max);
 }
 
 /* Opens dataset name in loc and checks it is 1-D or 2-D; sets *d0, *d1. */
