@@ -187,11 +187,12 @@ class Handler(BaseHTTPRequestHandler):
         if fault == "delay":
             t0 = time.monotonic()
             time.sleep(DELAY)
-            self.path = "/ok/" + rest + ("?" + query if query else "")
-            self.handle_one(head)
+            # the span ends before the answer leaves: a request the client sends only after
+            # reading this answer can then never look as if it overlapped it
             with SPANS_LOCK:
                 SPANS.append((t0, time.monotonic()))
-            return
+            self.path = "/ok/" + rest + ("?" + query if query else "")
+            return self.handle_one(head)
         if fault == "fail503":
             return self.send(503, [("Content-Length", "0")])
         if fault == "notfound":
