@@ -101,7 +101,7 @@ fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 $(FUZZ_OBJ): build-fuzz/obj/%.o: %.c $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -c -o $@ $<
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_HDR)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_HDR) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
 

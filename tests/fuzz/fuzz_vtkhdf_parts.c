@@ -9,28 +9,9 @@
 #include <string.h>
 
 #include "formats/vtkhdf.h"
+#include "fuzz_input.h"
 
-typedef struct in {
-  const uint8_t *p;
-  size_t n;
-} in;
-
-static unsigned byte(in *s) {
-  if (!s->n) return 0;
-  s->n--;
-  return *s->p++;
-}
-
-/* mostly small values (real counts), sometimes negative or near INT64_MAX */
-static int64_t value(in *s) {
-  unsigned k = byte(s);
-  if (k < 200) return k % 13;
-  if (k < 220) return -(int64_t)(k % 3) - 1;
-  if (k < 240) return INT64_MAX - (int64_t)(k % 7);
-  int64_t v = 0;
-  for (int i = 0; i < 8; i++) v = (int64_t)((uint64_t)v << 8 | byte(s));
-  return v;
-}
+static int64_t value(in *s) { return hostile_value(s, 13); }
 
 static int64_t *array(in *s, int64_t n) {
   int64_t *a = malloc((size_t)(n ? n : 1) * sizeof *a);

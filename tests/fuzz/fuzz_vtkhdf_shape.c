@@ -10,23 +10,7 @@
 #include <string.h>
 
 #include "formats/vtkhdf_shape.h"
-
-typedef struct in {
-  const uint8_t *p;
-  size_t n;
-} in;
-
-static unsigned byte(in *s) {
-  if (!s->n) return 0;
-  s->n--;
-  return *s->p++;
-}
-
-static uint64_t raw(in *s) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | byte(s);
-  return v;
-}
+#include "fuzz_input.h"
 
 static uint64_t value(in *s) {
   unsigned k = byte(s);
