@@ -79,3 +79,20 @@ def measured(script, timeout=60, env=None):
         o.seek(0)
         e.seek(0)
         return rc, o.read(), e.read(), ru.ru_maxrss / 1024.0, secs
+
+
+class Nginx:
+    """scripts/nginx-test-server serving root on 127.0.0.1, its logs under state:
+    started, url (http://127.0.0.1:PORT), error (why it did not start); stop() is safe
+    whether or not it started."""
+
+    def __init__(self, root, state):
+        self.srv, self.state = os.path.join(TOP, "scripts", "nginx-test-server"), state
+        r = subprocess.run([self.srv, "start", root, state], capture_output=True, text=True)
+        self.started, self.error = r.returncode == 0, r.stderr.strip()
+        self.url = "http://127.0.0.1:%s" % r.stdout.split()[0] if self.started else None
+
+    def stop(self):
+        if self.started:
+            subprocess.run([self.srv, "stop", self.state], capture_output=True)
+            self.started = False

@@ -19,7 +19,7 @@ top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 shared = os.environ.get("VDSQL_SHARED") or os.path.join(top, "..", "shared")
 fixdir = os.path.join(shared, "fixtures", "vtkhdf")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import ok, plan, query  # noqa: E402
+from taplib import Nginx, ok, plan, query  # noqa: E402
 
 
 def q(s):
@@ -101,18 +101,16 @@ def main():
         return 0
     roots = [("", fixdir)]
     state = tempfile.mkdtemp(prefix="vdsql-fixhttp.")
-    srv = os.path.join(top, "scripts", "nginx-test-server")
-    r = subprocess.run([srv, "start", fixdir, state], capture_output=True, text=True)
-    if r.returncode == 0:
-        roots.append(("http ", "http://127.0.0.1:%s" % r.stdout.split()[0]))
+    web = Nginx(fixdir, state)
+    if web.started:
+        roots.append(("http ", web.url))
     try:
         for label, root in roots:
             run_all(files, label, root)
         if len(roots) == 1:
-            ok(False, "http: nginx did not start: %s" % r.stderr.strip())
+            ok(False, "http: nginx did not start: %s" % web.error)
     finally:
-        if len(roots) > 1:
-            subprocess.run([srv, "stop", state], capture_output=True)
+        web.stop()
         shutil.rmtree(state, ignore_errors=True)
     return plan()
 

@@ -33,7 +33,7 @@ import time
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 mk = os.environ.get("MKVTKHDF", os.path.join(top, "build", "mkvtkhdf"))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import ok, plan, shell_args  # noqa: E402
+from taplib import Nginx, ok, plan, shell_args  # noqa: E402
 
 RELATIONS = ["vtkhdf_partitions", "vtkhdf_topologies", "vtkhdf_arrays", "vtkhdf_array_starts", "vtkhdf_sources",
              "vtkhdf_blocks"]
@@ -411,9 +411,7 @@ def main():
         return 1
     tmp = tempfile.mkdtemp(prefix="vdsql-hostile.")
     state = os.path.join(tmp, "nginx")
-    srv = os.path.join(top, "scripts", "nginx-test-server")
-    started = False
-    other = None
+    web = other = None
     try:
         www = os.path.join(tmp, "www")
         d = os.path.join(www, "vtkhdf")
@@ -423,11 +421,10 @@ def main():
         subprocess.run([mk, h, "huge"], check=True)
         check_huge(h)
         check_local(d)
-        r = subprocess.run([srv, "start", www, state], capture_output=True, text=True)
-        if not ok(r.returncode == 0, "http: nginx started", r.stderr):
+        web = Nginx(www, state)
+        if not ok(web.started, "http: nginx started", web.error):
             return plan()
-        started = True
-        base = "http://127.0.0.1:%s/vtkhdf" % r.stdout.split()[0]
+        base = web.url + "/vtkhdf"
         Counter.root = d
         other = Server(("127.0.0.2", 0), Counter)
         threading.Thread(target=other.serve_forever, daemon=True).start()
@@ -444,8 +441,8 @@ def main():
     finally:
         if other:
             other.shutdown()
-        if started:
-            subprocess.run([srv, "stop", state], capture_output=True)
+        if web:
+            web.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()
 

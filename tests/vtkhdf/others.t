@@ -18,7 +18,7 @@ import tempfile
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import ok, plan, query, sql  # noqa: E402
+from taplib import Nginx, ok, plan, query, sql  # noqa: E402
 
 PART_COLS = ("block", "step", "partition", "type", "n_points", "n_cells", "time", "status")
 ARRAY_COLS = ("block", "association", "name", "type", "components", "tuples", "attribute")
@@ -70,8 +70,7 @@ def check(files, label, root):
 def main():
     d = tempfile.mkdtemp(prefix="vdsql-others.")
     state = tempfile.mkdtemp(prefix="vdsql-othershttp.")
-    srv = os.path.join(top, "scripts", "nginx-test-server")
-    started = False
+    web = None
     try:
         r = subprocess.run([sys.executable, os.path.join(top, "tests", "gen", "mkvtkhdf_others.py"), d],
                            capture_output=True, text=True)
@@ -81,13 +80,12 @@ def main():
         ok(len(files) >= 6, "%d expectations written" % len(files))
         check(files, "", d)
         # the same over http, through vdsql's HDF5 file driver (nginx on 127.0.0.1)
-        h = subprocess.run([srv, "start", d, state], capture_output=True, text=True)
-        started = h.returncode == 0
-        if ok(started, "http: nginx started", h.stderr.strip()):
-            check(files, "http ", "http://127.0.0.1:%s" % h.stdout.split()[0])
+        web = Nginx(d, state)
+        if ok(web.started, "http: nginx started", web.error):
+            check(files, "http ", web.url)
     finally:
-        if started:
-            subprocess.run([srv, "stop", state], capture_output=True)
+        if web:
+            web.stop()
         shutil.rmtree(d, ignore_errors=True)
         shutil.rmtree(state, ignore_errors=True)
     return plan()

@@ -17,7 +17,7 @@ import tempfile
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 mk = os.environ.get("MKVTKHDF", os.path.join(top, "build", "mkvtkhdf"))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import ok, plan, query, sql  # noqa: E402
+from taplib import Nginx, ok, plan, query, sql  # noqa: E402
 
 TOPOS = ["Vertices", "Lines", "Polygons", "Strips"]
 COLS = ("step, partition, time, n_points, n_cells, n_connectivity_ids, point_offset, cell_offset, "
@@ -167,9 +167,7 @@ def main():
         print("1..1\nnot ok 1 - %s not built (make)" % mk)
         return 1
     tmp = tempfile.mkdtemp(prefix="vdsql-vtkstream.")
-    state = os.path.join(tmp, "nginx")
-    srv = os.path.join(top, "scripts", "nginx-test-server")
-    started = False
+    web = None
     try:
         d = os.path.join(tmp, "big")
         subprocess.run([mk, d, "big"], check=True)
@@ -180,11 +178,10 @@ def main():
         ok(len(want[0]) == 60000 and len(want[1]) == 60000 and len(want[2][0]) == 30000,
            "the files have 60,000 / 60,000 / 30,000 rows (several 8192-entry windows each)")
         checks(d, "", want)
-        r = subprocess.run([srv, "start", d, state], capture_output=True, text=True)
-        if not ok(r.returncode == 0, "http: nginx started", r.stderr):
+        web = Nginx(d, os.path.join(tmp, "nginx"))
+        if not ok(web.started, "http: nginx started", web.error):
             return plan()
-        started = True
-        url = "http://127.0.0.1:%s" % r.stdout.split()[0]
+        url = web.url
         checks(url, "http ", want)
         # request economy over http: the whole scan of big_ug reads each byte of the
         # counts once (64 KiB blocks, coalesced), an early stop reads one window's worth
@@ -200,8 +197,8 @@ def main():
            "http big_ug: LIMIT 10 costs %s requests / %s bytes, against %s / %s for the whole scan"
            % (early[1], early[2], full[1], full[2]), early)
     finally:
-        if started:
-            subprocess.run([srv, "stop", state], capture_output=True)
+        if web:
+            web.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()
 

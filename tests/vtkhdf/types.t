@@ -19,7 +19,7 @@ import tempfile
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import ok, plan, query, sql  # noqa: E402
+from taplib import Nginx, ok, plan, query, sql  # noqa: E402
 
 GEN = os.path.join(top, "tests", "gen", "mkvtkhdf_types.py")
 STEMS = ["amr_v22", "amr_v23", "amr_static", "htg", "htg_temporal", "rectilinear", "structured", "table",
@@ -157,9 +157,7 @@ def main():
         print("1..1\nnot ok 1 - h5py and numpy are needed (Debian python3-h5py python3-numpy; scripts/install-deps)")
         return 1
     tmp = tempfile.mkdtemp(prefix="vdsql-vtktypes.")
-    state = os.path.join(tmp, "nginx")
-    srv = os.path.join(top, "scripts", "nginx-test-server")
-    started = False
+    web = None
     try:
         d = os.path.join(tmp, "t")
         r = subprocess.run([sys.executable, GEN, d], capture_output=True, text=True)
@@ -189,19 +187,18 @@ def main():
             ok(r.returncode != 0 and "many_boxes.vtkhdf" in r.stderr and
                "more than vdsql_config('max_alloc') (1048576)" in r.stderr,
                "many_boxes: %s within max_alloc, else a clear error" % rel, r.stderr or r.stdout)
-        r = subprocess.run([srv, "start", d, state], capture_output=True, text=True)
-        if not ok(r.returncode == 0, "http: nginx started", r.stderr):
+        web = Nginx(d, os.path.join(tmp, "nginx"))
+        if not ok(web.started, "http: nginx started", web.error):
             return plan()
-        started = True
-        url = "http://127.0.0.1:%s" % r.stdout.split()[0]
+        url = web.url
         check(d, url, "http ")
         rel, p, msg = cases[3]
         r = sql("SELECT count(*) FROM %s(%s);" % (rel, q(url + "/" + os.path.basename(p))))
         ok(r.returncode != 0 and url + "/bad_htg_size.vtkhdf" in r.stderr and msg in r.stderr,
            "http bad_htg_size: the same error, naming the URL", r.stderr or r.stdout)
     finally:
-        if started:
-            subprocess.run([srv, "stop", state], capture_output=True)
+        if web:
+            web.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()
 
