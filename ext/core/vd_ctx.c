@@ -27,6 +27,7 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.http_retry_delay_ms = 100;
   ctx->cfg.http_parallel = 16;
   ctx->cfg.lindi_prefix = 128 << 10;
+  ctx->cfg.vtkhdf_prefix = 1 << 20;
   ctx->cfg.lock_timeout = 5;
   ctx->cfg.http_max_excess = 4 << 20;
   ctx->cfg.max_alloc = 256 << 20;
@@ -65,6 +66,8 @@ static const setting settings[] = {
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
     {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
+    {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
+     "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for the archive lock"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, 0,
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},

@@ -27,6 +27,7 @@ typedef struct vd_config {
   int http_parallel;       /* requests in flight at once */
   char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
   int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */
+  int64_t vtkhdf_prefix;   /* bytes of a remote VTKHDF file asked for with its first request */
   double lock_timeout;     /* seconds a writer waits for another writer's lock */
   char allowed_hosts[512]; /* hosts (host or host:port, comma-separated, '*' any) that links,
                               sources and redirects of a remote dataset may reach besides

@@ -891,6 +891,10 @@ int main(int argc, char **argv) {
     many_parts(1000);
     return 0;
   }
+  if (argc > 3 && !strcmp(argv[2], "many")) { /* mkvtkhdf DIR many N: tests/vtkhdf/remote.t */
+    many_parts(atoi(argv[3]));
+    return 0;
+  }
   if (argc > 4 && !strcmp(argv[2], "urls")) { /* mkvtkhdf DIR urls SAME OTHER: tests/vtkhdf/hostile.t */
     url_files(argv[3], argv[4]);
     return 0;

@@ -6,9 +6,15 @@ vdsql_stats().
   vds_chunk_data, cold: the two documents together, then the page and the chunk object
   together (the object's key is known from the chunk index): 2 rounds, 4 requests; for a
   constant chunk the object fetched beside the page is dropped.
+  vtkhdf_partitions, cold, on a 208 KB file (mkvtkhdf bench 2800 3, about the size of the
+  issue's 207 KB file): 1 round, 1 request (a range GET of the first MiB, whose answer is
+  the whole file and says its size; no HEAD). On a multi-file layout: 1 round per file.
    env: SO, SQLITE3 (as tests/taplib.py), VDSQL_TESTDATA (optional)"""
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +28,7 @@ srv = BadServer(ds)
 base = "http://127.0.0.1:%d" % srv.port
 
 
-def rounds(query):
+def rounds(query, base=base):
     urllib.request.urlopen(base + "/rounds/reset").read()
     out, err, rc, _, secs = shell(query + "\nSELECT requests FROM vdsql_stats() WHERE backend = 'http';\n")
     n = int(urllib.request.urlopen(base + "/rounds/count").read())
@@ -43,6 +49,28 @@ n, out, err, secs = rounds("SELECT length(vds_chunk_data('%s', 'Dimensions_012LO
                            "SELECT length(vds_chunk_data('%s', 'Dimensions_012LOD0', 1));" % (survey, survey))
 ok(n == 3 and len(out) == 3 and out[2] == "5" and not err,
    "a second chunk on a cached page: 1 more round, 1 more request (the object alone)",
+   "rounds %d, output %s, %s" % (n, out, err))
+
+# VTKHDF: the driver's first request for a file is its first MiB, which for a smaller file
+# is all of it, and its answer says the size
+mk = os.environ.get("MKVTKHDF", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "mkvtkhdf"))
+tmp = tempfile.mkdtemp(prefix="vdsql-rounds.")
+try:
+    subprocess.run([mk, tmp, "bench", "2800", "3"], check=True, stdout=subprocess.DEVNULL)
+    size = os.path.getsize(os.path.join(tmp, "bench.vtkhdf"))
+    srv2 = BadServer(tmp)
+    base2 = "http://127.0.0.1:%d" % srv2.port
+    n, out, err, secs = rounds("SELECT count(*) FROM vtkhdf_partitions('%s/delay/bench.vtkhdf');" % base2, base2)
+    ok(n == 1 and out == ["8400", "1"] and not err and 64 << 10 < size < 1 << 20,
+       "vtkhdf_partitions on a %d-byte file, cold: 1 round, 1 request (%.2f s at 0.25 s per round)" % (size, secs),
+       "rounds %d, output %s, %s" % (n, out, err))
+    srv2.stop()
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+# ext_partitions: the main file, then its three part files as HDF5 opens them
+n, out, err, secs = rounds("SELECT count(*) FROM vtkhdf_partitions('%s/delay/vtkhdf/ext_partitions.vtkhdf');" % base)
+ok(n == 4 and out == ["3", "4"] and not err, "vtkhdf_partitions on a main file and 3 part files: 4 rounds, 4 requests",
    "rounds %d, output %s, %s" % (n, out, err))
 srv.stop()
 sys.exit(plan())

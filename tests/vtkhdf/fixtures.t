@@ -154,9 +154,16 @@ def run_all(files, label, root):
                        "SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';" % q(path))
             size = os.path.getsize(os.path.join(fixdir, exp["file"]))
             got = [x for x in st if "requests" in x]
-            ok(got and got[0]["requests"] >= 2 and 0 < got[0]["bytes"] <= size,
-               "%s: read with %s requests, %s of %d bytes" % (fname, got and got[0]["requests"], got and got[0]["bytes"], size),
-               json.dumps(st))
+            # the first request asks for vtkhdf_prefix (1 MiB) bytes and its answer says the
+            # size: a smaller file comes whole in that one request, a bigger one has its
+            # first MiB read and then only the blocks HDF5 needs (no HEAD either way)
+            mib = 1 << 20
+            if size <= mib:
+                good = got and got[0]["requests"] == 1 and got[0]["bytes"] == size
+            else:
+                good = got and got[0]["requests"] >= 1 and mib <= got[0]["bytes"] <= size
+            ok(good, "%s: read with %s requests, %s of %d bytes" % (fname, got and got[0]["requests"],
+                                                                    got and got[0]["bytes"], size), json.dumps(st))
 
 
 if __name__ == "__main__":

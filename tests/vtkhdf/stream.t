@@ -186,16 +186,32 @@ def main():
         # request economy over http: the whole scan of big_ug reads each byte of the
         # counts once (64 KiB blocks, coalesced), an early stop reads one window's worth
         size = os.path.getsize(d + "/big_ug.vtkhdf")
-        full = scan_cost("SELECT count(*) FROM vtkhdf_partitions('%s/big_ug.vtkhdf');" % url)
-        # 1 HEAD, the header blocks, then per 8192-entry window of the three count datasets
-        # the 64 KiB blocks not yet held: 23 requests, every byte once
-        ok(full == (60000, 23, size),
-           "http big_ug: a full scan reads the file once, in 23 requests (%s bytes of %d, %s requests)"
+        whole = "SELECT count(*) FROM vtkhdf_partitions('%s/big_ug.vtkhdf');" % url
+        limit = "SELECT count(*) FROM (SELECT * FROM vtkhdf_partitions('%s/big_ug.vtkhdf') LIMIT 10);" % url
+        mib = 1 << 20
+        full = scan_cost(whole)
+        # the first request asks for the first MiB (vtkhdf_prefix) and its Content-Range
+        # gives the size (no HEAD); then per 8192-entry window of the three count datasets
+        # the 64 KiB blocks past it not yet held: 8 requests, every byte once
+        ok(full == (60000, 8, size),
+           "http big_ug: a full scan reads the file once, in 8 requests (%s bytes of %d, %s requests)"
            % (full[2], size, full[1]), full)
-        early = scan_cost("SELECT count(*) FROM (SELECT * FROM vtkhdf_partitions('%s/big_ug.vtkhdf') LIMIT 10);" % url)
-        ok(early[0] == 10 and early[1] == 7 and early[2] * 3 < full[2],
-           "http big_ug: LIMIT 10 costs %s requests / %s bytes, against %s / %s for the whole scan"
-           % (early[1], early[2], full[1], full[2]), early)
+        early = scan_cost(limit)
+        ok(early[0] == 10 and early[1] == 2 and mib < early[2] < size,
+           "http big_ug: LIMIT 10 costs 2 requests (the first MiB, then the block it lacks) / %s bytes, against "
+           "%s / %s for the whole scan" % (early[2], full[1], full[2]), early)
+        # with a first request of one 64 KiB block (the size of the blocks that follow), the
+        # same: one request fewer than a HEAD and that block (23 and 7 before), and an early
+        # stop still reads under a third of what the whole scan does
+        small = ".output /dev/null\nSELECT vdsql_config('vtkhdf_prefix', 65536);\n.output\n"
+        full = scan_cost(small + whole)
+        ok(full == (60000, 22, size),
+           "http big_ug, vtkhdf_prefix 64 KiB: a full scan reads the file once, in 22 requests (%s bytes of %d, %s "
+           "requests)" % (full[2], size, full[1]), full)
+        early = scan_cost(small + limit)
+        ok(early[0] == 10 and early[1] == 6 and early[2] * 3 < full[2],
+           "http big_ug, vtkhdf_prefix 64 KiB: LIMIT 10 costs %s requests / %s bytes, against %s / %s for the whole "
+           "scan" % (early[1], early[2], full[1], full[2]), early)
     finally:
         if web:
             web.stop()

@@ -421,9 +421,10 @@ static hid_t open_file(const char *p) {
 }
 
 /* What the file at p is: asked once per name. Remote names are checked against the main
- * file's URL before anything is sent (a disallowed one costs no request), then asked for
- * with a HEAD (whose answer HDF5's own open reuses); a file that is there must open as
- * HDF5. */
+ * file's URL before anything is sent (a disallowed one costs no request), then opened:
+ * the driver's first request (a range GET that also tells the size) says whether the
+ * file is there, and what it learns is kept for HDF5's own opens. A file that is there
+ * must open as HDF5. */
 static void probe_file(const char *p, vh5_found *out) {
   memo *m = memo_get(p);
   if (m && (int)m->f.state >= 0) {
@@ -440,23 +441,12 @@ static void probe_file(const char *p, vh5_found *out) {
     st = VH5_MISSING, exists = 0;
     snprintf(why, sizeof why, "%s: a URL named by a local file is not fetched", shown);
   } else if (vh_is_url(p)) {
-    int k = S.ctx ? vh_vfd_known(S.ctx, p) : 0;
     if (!S.ctx || vh_url_check(S.ctx, S.base, p, &e)) {
       st = VH5_DISALLOWED, exists = -1;
       snprintf(why, sizeof why, "%s", S.ctx ? e.msg : "no context");
-    } else if (k < 0) {
+    } else if (vh_vfd_known(S.ctx, p) < 0) {
       st = VH5_MISSING, exists = 0;
       snprintf(why, sizeof why, "%s: not found", shown);
-    } else if (!k) {
-      vd_objinfo info = {0};
-      vd_code rc = vd_head(S.ctx, p, &info, &e);
-      if (rc == VD_NOTFOUND) st = VH5_MISSING, exists = 0;
-      else if (rc) st = VH5_BAD, exists = -1;
-      if (rc) snprintf(why, sizeof why, "%s", e.msg);
-      /* what HDF5's open of it through the driver can reuse: its size, or that it is gone */
-      if (rc == VD_NOTFOUND) vh_vfd_prime(S.ctx, p, -1);
-      else if (!rc && info.size >= 0) vh_vfd_prime(S.ctx, p, info.size);
-      vd_objinfo_free(&info);
     }
   } else if (S.remote || access(p, F_OK) != 0) {
     st = VH5_MISSING, exists = 0;
@@ -466,6 +456,12 @@ static void probe_file(const char *p, vh5_found *out) {
     hid_t f = open_file(p);
     if (f >= 0) {
       H5Fclose(f);
+    } else if (vh_is_url(p) && vh_vfd_last_code()) { /* the server's answer, or the driver's */
+      vd_code c = vh_vfd_last_code();
+      st = c == VD_NOTFOUND ? VH5_MISSING : VH5_BAD;
+      /* a request that failed otherwise than with a 404 does not tell whether it is there */
+      exists = c == VD_NOTFOUND ? 0 : vh_vfd_known(S.ctx, p) > 0 ? 1 : -1;
+      snprintf(why, sizeof why, "%s", vh_vfd_last_error());
     } else if (!vh_is_url(p) && vd_file_check_regular(p, &e)) { /* a FIFO would stall HDF5's probe */
       st = VH5_BAD;
       snprintf(why, sizeof why, "%s", e.msg);

@@ -1,8 +1,11 @@
 /* A read-only HDF5 virtual file driver over vdsql's store (vd_get range reads), so VTKHDF
  * files behind http(s) URLs (and later S3/Azure) are read with the same code as local
  * files and every byte is counted in vdsql_stats. HDF5 issues many small reads (object
- * headers, B-tree nodes, a few bytes each); a block cache turns them into a few aligned
- * range requests, coalescing runs of missing blocks into one request. */
+ * headers, B-tree nodes, a few bytes each), each depending on the one before; so a file
+ * is first asked for with one range GET of its first vtkhdf_prefix bytes (1 MiB), whose
+ * answer also tells the file's size (Content-Range): a smaller file arrives whole in
+ * that one round trip, no HEAD ever. Reads beyond that head go through a block cache that
+ * turns them into a few aligned range requests, coalescing runs of missing blocks. */
 #include "vtkhdf_vfd.h"
 
 #include <ctype.h>
@@ -12,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../store/cache.h"
 #include "../store/store.h"
 
 #define BLOCK (64 * 1024)
@@ -27,6 +31,8 @@ typedef struct vfd_file {
   vd_ctx *ctx;
   char *url;
   haddr_t eoa, eof;
+  vd_blob *head; /* bytes [0, head->len) of the file, from the first request (NULL: none) */
+  int kept;      /* closed by HDF5, kept for its reopen */
   int64_t blk[NCACHE]; /* block index held in each slot, -1 empty */
   unsigned char *data[NCACHE];
   size_t len[NCACHE];
@@ -38,28 +44,37 @@ static hid_t driver_id = -1;
 static _Thread_local vd_ctx *cur_ctx;
 static _Thread_local const char *cur_base;
 
-/* HDF5 opens and closes a virtual dataset's source files for every read, so closed files
- * are kept (size and cached blocks) until the file that uses them is closed
- * (vh_vfd_forget): each sub-file then costs one HEAD and the blocks it needs, however
- * often HDF5 reopens it, also across the windowed reads of a streamed leaf. */
-#define NPOOL 64
-static _Thread_local vfd_file *pool[NPOOL];
+/* Every file of this thread's driver that is open or kept. HDF5 opens and closes a
+ * virtual dataset's source files for every read, and opens a sub-file again while it is
+ * still open (once per virtual dataset that maps into it, before it notices the file is
+ * the same); so closed files are kept (size, head and cached blocks), at most NKEPT of
+ * them, until the file that uses them is closed (vh_vfd_forget), and a second open of a
+ * file that is open shares its head: neither asks the server again, also across the
+ * windowed reads of a streamed leaf. */
+#define NKEPT 64
+static _Thread_local vfd_file **files;
+static _Thread_local int nfiles, capfiles, nkept;
 
 static void file_free(vfd_file *f) {
   for (int i = 0; i < NCACHE; i++) free(f->data[i]);
+  for (int i = 0; i < nfiles; i++)
+    if (files[i] == f) {
+      files[i] = files[--nfiles];
+      break;
+    }
+  vd_blob_unref(f->head);
   free(f->url);
   free(f);
 }
 
-
 void vh_vfd_begin(vd_ctx *ctx, const char *base) { cur_ctx = ctx, cur_base = base; }
 void vh_vfd_end(void) { cur_ctx = NULL, cur_base = NULL; }
 
-/* Sizes of the files opened (or HEAD-checked) for a ctx's files still open: HDF5 opens a
- * sub-file again while it is still open (once per virtual dataset that maps into it,
- * before it notices the file is the same), and that open must not ask the server again.
- * A file the server said does not exist is kept too (size GONE): HDF5 tries to open a
- * missing virtual-dataset source at every read, and must not ask again either. */
+/* What the server said of the files asked for through a ctx whose reads are still in
+ * progress, beyond what the files above hold: the size of a file bigger than its head
+ * (a reopen then fetches only the blocks it needs), or that it does not exist (size
+ * GONE: HDF5 tries to open a missing virtual-dataset source at every read, and must not
+ * ask again). One entry per file asked for, so it grows with the requests made. */
 #define UNKNOWN (-1)
 #define GONE (-2)
 typedef struct known {
@@ -67,38 +82,69 @@ typedef struct known {
   char *url;
   int64_t size;
 } known;
-static _Thread_local known sizes[NPOOL];
+static _Thread_local known *sizes;
+static _Thread_local int nsizes, capsizes;
 
 static int64_t known_size(vd_ctx *ctx, const char *url) {
-  for (int i = 0; i < NPOOL; i++)
-    if (sizes[i].url && sizes[i].ctx == ctx && !strcmp(sizes[i].url, url)) return sizes[i].size;
+  for (int i = 0; i < nsizes; i++)
+    if (sizes[i].ctx == ctx && !strcmp(sizes[i].url, url)) return sizes[i].size;
   return UNKNOWN;
 }
 
 static void remember_size(vd_ctx *ctx, const char *url, int64_t size) {
   if ((size < 0 && size != GONE) || known_size(ctx, url) != UNKNOWN) return;
-  for (int i = 0; i < NPOOL; i++)
-    if (!sizes[i].url) {
-      if ((sizes[i].url = strdup(url))) sizes[i].ctx = ctx, sizes[i].size = size;
-      return; /* a failed strdup only loses a shortcut: the open will ask the server */
-    }
+  if (nsizes == capsizes) {
+    int nc = capsizes ? capsizes * 2 : 64;
+    known *t = realloc(sizes, (size_t)nc * sizeof *t);
+    if (!t) return; /* a failed allocation only loses a shortcut: the open will ask the server */
+    sizes = t, capsizes = nc;
+  }
+  if ((sizes[nsizes].url = strdup(url))) sizes[nsizes].ctx = ctx, sizes[nsizes++].size = size;
 }
 
-void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size) { remember_size(ctx, url, size < 0 ? GONE : size); }
+/* A whole small file (not more than vtkhdf_prefix bytes) is kept in the store's cache
+ * under this key, like a document: fresh for cache_ttl, so a repeat costs no request. The
+ * head of a bigger file is not: blocks read later from a file changed meanwhile would not
+ * match it. */
+static char *whole_key(const char *url) {
+  char *k = malloc(strlen(url) + 16);
+  if (k) sprintf(k, "vtkhdf-file:%s", url);
+  return k;
+}
+
+static vd_blob *cached_whole(vd_ctx *ctx, const char *url, int count) {
+  char *k = whole_key(url);
+  vd_blob *b = !k ? NULL : count ? vd_cache_lookup(ctx, url, k) : vd_cache_get(ctx->cache, k, ctx->cfg.cache_ttl);
+  free(k);
+  return b;
+}
+
+static vfd_file *live_file(vd_ctx *ctx, const char *url, int kept) {
+  for (int i = 0; i < nfiles; i++)
+    if (files[i]->ctx == ctx && files[i]->kept == kept && !strcmp(files[i]->url, url)) return files[i];
+  return NULL;
+}
 
 int vh_vfd_known(vd_ctx *ctx, const char *url) {
   int64_t k = known_size(ctx, url);
-  return k == GONE ? -1 : k >= 0;
+  if (k == GONE) return -1;
+  if (k >= 0 || live_file(ctx, url, 0) || live_file(ctx, url, 1)) return 1;
+  vd_blob *b = cached_whole(ctx, url, 0);
+  vd_blob_unref(b);
+  return b != NULL;
 }
 
 void vh_vfd_forget(vd_ctx *ctx) {
-  for (int i = 0; i < NPOOL; i++) {
-    if (pool[i] && pool[i]->ctx == ctx) file_free(pool[i]), pool[i] = NULL;
-    if (sizes[i].url && sizes[i].ctx == ctx) free(sizes[i].url), sizes[i].url = NULL;
-  }
+  for (int i = nfiles - 1; i >= 0; i--)
+    if (i < nfiles && files[i]->ctx == ctx && files[i]->kept) nkept--, file_free(files[i]);
+  for (int i = nsizes - 1; i >= 0; i--)
+    if (sizes[i].ctx == ctx) free(sizes[i].url), sizes[i] = sizes[--nsizes];
+  if (!nfiles) free(files), files = NULL, capfiles = 0;
+  if (!nsizes) free(sizes), sizes = NULL, capsizes = 0;
 }
 
 const char *vh_vfd_last_error(void) { return last_err.msg; }
+vd_code vh_vfd_last_code(void) { return last_err.msg[0] ? last_err.code : VD_OK; }
 
 /* HDF5 composes sub-file names by prefixing the parent's directory, and for a name that
  * is not an absolute path it prefixes the current directory too ("/cwd/http://h/d/x",
@@ -214,6 +260,73 @@ vd_code vh_url_check(vd_ctx *ctx, const char *base, const char *url, vd_err *err
   return vd_url_allowed(ctx, base, url, err);
 }
 
+static int64_t prefix_of(const vd_ctx *ctx) {
+  return ctx->cfg.vtkhdf_prefix < ctx->cfg.max_alloc ? ctx->cfg.vtkhdf_prefix : ctx->cfg.max_alloc;
+}
+
+static int track(vfd_file *f) {
+  if (nfiles == capfiles) {
+    int nc = capfiles ? capfiles * 2 : 16;
+    vfd_file **t = realloc(files, (size_t)nc * sizeof *t);
+    if (!t) return 0;
+    files = t, capfiles = nc;
+  }
+  files[nfiles++] = f;
+  return 1;
+}
+
+/* The first request for a file: a range GET of its first vtkhdf_prefix bytes. The answer
+ * says how big the file is (a 206's Content-Range total, or a 200's whole body from a
+ * server that ignores Range), so no HEAD; only a server that says neither is asked with
+ * one. A file no bigger than the prefix has then arrived whole and is cached. *size gets
+ * the file's size; NULL on failure (last_err says why; a 404 is remembered). */
+static vd_blob *fetch_head(vd_ctx *ctx, const char *url, int64_t *size) {
+  char shown[600];
+  vd_buf buf = {0};
+  vd_objinfo info = {0};
+  vd_code rc = vd_get(ctx, url, 0, prefix_of(ctx), &buf, &info, &last_err);
+  *size = info.size;
+  vd_objinfo_free(&info);
+  if (rc) {
+    if (rc == VD_NOTFOUND) remember_size(ctx, url, GONE);
+    vd_buf_free(&buf);
+    return NULL;
+  }
+  if (*size < 0 && !vd_head(ctx, url, &info, &last_err)) {
+    *size = info.size;
+    vd_objinfo_free(&info);
+  } else if (*size < 0) {
+    vd_buf_free(&buf);
+    return NULL;
+  }
+  vh_show(url, shown, sizeof shown);
+  if ((int64_t)buf.len > *size) buf.len = (size_t)(*size > 0 ? *size : 0); /* the store checked the answer */
+  if (*size < 0) {
+    vd_buf_free(&buf);
+    vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", shown);
+    return NULL;
+  }
+  if (*size == 0) { /* HDF5 would only say that it finds no signature */
+    vd_buf_free(&buf);
+    vd_fail(&last_err, VD_INVALID, "%s: not an HDF5 file (it is empty)", shown);
+    return NULL;
+  }
+  vd_blob *head = vd_blob_from_buf(&buf);
+  if (!head) {
+    vd_buf_free(&buf);
+    vd_nomem(&last_err);
+    return NULL;
+  }
+  if ((int64_t)head->len == *size) { /* the whole file */
+    char *k = whole_key(url);
+    if (k) vd_cache_store(ctx, k, head);
+    free(k);
+  } else {
+    remember_size(ctx, url, *size);
+  }
+  return head;
+}
+
 static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   (void)maxaddr;
   vd_err_clear(&last_err);
@@ -242,53 +355,49 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
   }
   /* a sub-file: only on the main file's scheme, host and port (or allowed_hosts) */
   if (vh_url_check(ctx, base, url, &last_err)) return NULL;
-  for (int i = 0; i < NPOOL; i++)
-    if (pool[i] && pool[i]->ctx == ctx && !strcmp(pool[i]->url, url)) {
-      vfd_file *f = pool[i];
-      pool[i] = NULL;
-      H5FD_t fresh = {0};
-      f->pub = fresh; /* HDF5 fills the public part again */
-      f->eoa = 0;
-      return &f->pub;
-    }
-  int64_t size = known_size(ctx, url);
-  if (size == GONE) {
+  vfd_file *f = live_file(ctx, url, 1);
+  if (f) { /* closed by HDF5 during this read: everything it learnt is still good */
+    f->kept = 0, nkept--;
+    H5FD_t fresh = {0};
+    f->pub = fresh; /* HDF5 fills the public part again */
+    f->eoa = 0;
+    return &f->pub;
+  }
+  vd_blob *head = NULL;
+  int64_t size = UNKNOWN;
+  vfd_file *open = live_file(ctx, url, 0);
+  if (open) { /* HDF5's second open of a file it has open */
+    head = vd_blob_ref(open->head);
+    size = (int64_t)open->eof;
+  } else if ((head = cached_whole(ctx, url, 1))) {
+    size = (int64_t)head->len;
+  } else if ((size = known_size(ctx, url)) == GONE) {
     vh_show(url, shown, sizeof shown);
     vd_fail(&last_err, VD_NOTFOUND, "%s: not found", shown);
     return NULL;
-  }
-  if (size < 0) {
-    vd_objinfo info = {0};
-    if (vd_head(ctx, url, &info, &last_err)) return NULL;
-    size = info.size;
-    vd_objinfo_free(&info);
-    if (size >= 0) remember_size(ctx, url, size);
-  }
-  if (size < 0) {
-    vh_show(url, shown, sizeof shown);
-    vd_fail(&last_err, VD_IO, "%s: the server does not say how big the file is", shown);
-    return NULL;
-  }
-  vfd_file *f = calloc(1, sizeof *f);
-  if (!f || !(f->url = strdup(url))) {
+  } else if (size < 0 || size <= prefix_of(ctx)) { /* the first request: it tells the size */
+    if (!(head = fetch_head(ctx, url, &size))) return NULL;
+  } /* else a big file asked for before in this read: its blocks as HDF5 needs them */
+  if (!(f = calloc(1, sizeof *f)) || !(f->url = strdup(url)) || !track(f)) {
+    if (f) free(f->url);
     free(f);
+    vd_blob_unref(head);
     vd_nomem(&last_err);
     return NULL;
   }
   f->ctx = ctx;
   f->eof = (haddr_t)size;
+  f->head = head;
   for (int i = 0; i < NCACHE; i++) f->blk[i] = -1;
   return &f->pub;
 }
 
 static herr_t v_close(H5FD_t *file) {
   vfd_file *f = (vfd_file *)file;
-  if (cur_ctx) /* keep it for a reopen while the read is in progress */
-    for (int i = 0; i < NPOOL; i++)
-      if (!pool[i]) {
-        pool[i] = f;
-        return 0;
-      }
+  if (cur_ctx && nkept < NKEPT) { /* keep it for a reopen while the read is in progress */
+    f->kept = 1, nkept++;
+    return 0;
+  }
   file_free(f);
   return 0;
 }
@@ -351,10 +460,11 @@ static herr_t v_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, si
   vfd_file *f = (vfd_file *)file;
   unsigned char *out = buffer;
   if (!size) return 0;
-  int64_t first = (int64_t)(addr / BLOCK), last = (int64_t)((addr + size - 1) / BLOCK);
+  haddr_t hl = f->head ? (haddr_t)f->head->len : 0, from = addr > hl ? addr : hl;
+  int64_t first = (int64_t)(from / BLOCK), last = (int64_t)((addr + size - 1) / BLOCK);
   int64_t lastreal = f->eof ? (int64_t)((f->eof - 1) / BLOCK) : -1;
-  /* one request per run of missing blocks (capped so the cache can hold a run) */
-  for (int64_t b = first; b <= last && b <= lastreal;) {
+  /* one request per run of missing blocks past the head (capped so the cache can hold a run) */
+  for (int64_t b = first; from < addr + size && b <= last && b <= lastreal;) {
     if (slot_of(f, b) >= 0) {
       b++;
       continue;
@@ -366,6 +476,12 @@ static herr_t v_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, si
   }
   for (size_t done = 0; done < size;) {
     haddr_t a = addr + done;
+    if (a < hl) { /* from the head */
+      size_t n = hl - a < size - done ? (size_t)(hl - a) : size - done;
+      memcpy(out + done, f->head->data + a, n);
+      done += n;
+      continue;
+    }
     int64_t b = (int64_t)(a / BLOCK);
     size_t in = (size_t)(a % BLOCK), n = BLOCK - in;
     if (n > size - done) n = size - done;

@@ -19,17 +19,17 @@ hid_t vh_local_fapl(vd_ctx *ctx);
  * the rule of vh_url_check against base (the main file's URL). */
 void vh_vfd_begin(vd_ctx *ctx, const char *base);
 void vh_vfd_end(void);
-/* Drops the sub-files kept for ctx's reads (when the file that uses them is closed). */
+/* Drops the sub-files kept for ctx's reads (when the file that uses them is closed);
+ * whole small files stay in the store's cache for cache_ttl. */
 void vh_vfd_forget(vd_ctx *ctx);
-/* Records url's size, learnt from a HEAD made elsewhere, so HDF5's open of it does not
- * ask again; size < 0: the server said it does not exist (HDF5's opens of it fail
- * without a request). */
-void vh_vfd_prime(vd_ctx *ctx, const char *url, int64_t size);
-/* 1 when url was opened (or HEAD-checked) through ctx for a file still open: it exists,
- * no need to ask the server again; -1 when it is known not to exist; 0 not known. */
+/* 1 when url is known through ctx for a file still open (opened, or its whole bytes
+ * cached): it exists, no need to ask the server again; -1 when it is known not to exist;
+ * 0 not known. */
 int vh_vfd_known(vd_ctx *ctx, const char *url);
-/* Why the driver's last open or read failed on this thread ("" if it did not). */
+/* Why the driver's last open or read failed on this thread ("" if it did not), and its
+ * code (VD_NOTFOUND: the server said the file is not there). */
 const char *vh_vfd_last_error(void);
+vd_code vh_vfd_last_code(void);
 int vh_is_url(const char *s);
 /* The URL in a name HDF5 hands the driver: the name itself, or what follows HDF5's
  * "<current directory>/" prefix; NULL when the name holds none (or another shape). */

@@ -57,6 +57,7 @@ typedef struct xfer {
   int clen_bad;        /* unparsable or conflicting Content-Length */
   int have_cr, cr_bad; /* Content-Range present / unparsable */
   int64_t cr_a, cr_b, cr_t; /* bytes a-b/t; t = -1 for '*' */
+  int64_t cr_unsat;    /* a 416's Content-Range total ("bytes", a star, "/t"), -1 none */
   vd_objinfo hinfo;
   /* the body */
   int discard;         /* error or redirect body: counted, dropped */
@@ -360,6 +361,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->hdr_done = 0;
     x->clen = -1;
     x->clen_bad = x->have_cr = x->cr_bad = 0;
+    x->cr_unsat = -1;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
     return sz * n;
@@ -379,6 +381,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->clen = c;
   } else if (nl == 13 && strncasecmp(line, "content-range", 13) == 0) {
     int64_t a, b, t;
+    if (!x->have_cr && vl > 8 && !strncasecmp(v, "bytes */", 8)) x->cr_unsat = decimal(v + 8, v + vl);
     if (x->have_cr || parse_range(v, vl, &a, &b, &t))
       x->cr_bad = 1;
     else {
@@ -514,6 +517,7 @@ static void reset_response(xfer *x) {
   x->hdr_done = 0;
   x->clen = -1;
   x->clen_bad = x->have_cr = x->cr_bad = 0;
+  x->cr_unsat = -1;
   x->discard = 0;
   x->received = 0;
   x->skip = 0;
@@ -674,7 +678,11 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s", url, status, reason(status));
     return 1;
   }
-  if (status != 200 && status != 206) {
+  /* a range from the start of an empty object: nothing to read, as a read that ends at
+   * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
+  int empty = status == 416 && !x->head && r->off == 0 && x->cr_unsat == 0;
+  if (empty) x->hinfo.size = 0;
+  if (status != 200 && status != 206 && !empty) {
     r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : VD_IO, "%s: HTTP %ld %s%s", url, status,
                     reason(status), tries);
     return 1;

@@ -5,10 +5,12 @@
 .headers on
 SELECT block, step, partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ug3.vtkhdf');
--- a single file: one HEAD and one range read (the cache block covers the whole file)
+-- a single file under vtkhdf_prefix (1 MiB): one range read, whose answer is the whole file and says its
+-- size (no HEAD)
 SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';
 SELECT block, step, partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_partitions.vtkhdf');
+-- and one per file of a layout: the main file and its three part files (4 more)
 SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';
 SELECT block, step, partition, n_points, n_cells, point_offset, cell_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
