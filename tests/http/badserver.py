@@ -40,7 +40,8 @@ file under ROOT, e.g. /norange/lindi/small.lindi.tar:
   noauth/       400 when the request carries any Authorization, else like ok/
   slow/         headers, then one byte per second
   hang/         reads the request and never answers
-  delay/        like ok/ after 0.25 s, each request's time span recorded, so that
+  delay/        like ok/ after 0.25 s ($BADSERVER_DELAY seconds when set; the benchmarks
+                use 0.025), each request's time span recorded, so that
   rounds/count  tells in how many rounds (groups of overlapping requests) the delay/
                 requests came since rounds/reset: the client's round trips
 Redirects keep the request's query. nocr/ ... huge206/ answer 206 with their fault
@@ -58,7 +59,7 @@ ROOT = os.path.abspath(sys.argv[1])
 LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 300.0
 HUGE = 64 << 20
 PORTS = [0, 0]
-DELAY = 0.25
+DELAY = float(os.environ.get("BADSERVER_DELAY", "0.25"))
 SPANS = []  # (start, end) of delay/ requests
 SPANS_LOCK = threading.Lock()
 
@@ -289,6 +290,7 @@ WHOLE_206 = {"nocr", "crbad", "crstart", "crshort", "crtotal", "short206", "huge
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # clients open 16 connections at once: a backlog of 5 drops SYNs (1 s resend)
 
     def handle_error(self, request, client_address):
         pass  # clients that give up mid-answer are what these tests are about

@@ -400,6 +400,14 @@ static memo *memo_get(const char *key) {
   return &S.tab[i];
 }
 
+/* Whether p was probed already (looked up without adding it). */
+static int memo_known(const char *p) {
+  if (!S.cap) return 0;
+  for (size_t i = hash(p) & (S.cap - 1); S.tab[i].key; i = (i + 1) & (S.cap - 1))
+    if (!strcmp(S.tab[i].key, p)) return (int)S.tab[i].f.state >= 0;
+  return 0;
+}
+
 static void set_found(vh5_found *f, vh5_state st, int exists, const char *why) {
   free(f->why);
   f->state = st, f->exists = exists;
@@ -671,6 +679,28 @@ static char *plist_str(hid_t dcpl, size_t i, int file) {
   return s;
 }
 
+/* The first requests for the remote sub-files of mappings [i0, i1) (their file names
+ * read into v), made together: the files HDF5 would open, allowed by the rule of
+ * vh_url_check and not known yet. */
+static vd_code prefetch(hid_t dcpl, const char *holder, vh5_map *v, size_t i0, size_t i1, vd_err *err) {
+  const char **urls = calloc(i1 - i0 + 1, sizeof *urls);
+  char *c[3] = {NULL, NULL, NULL};
+  int n = 0;
+  vd_code rc = urls ? VD_OK : vd_nomem(err);
+  for (size_t i = i0; i < i1 && !rc; i++) {
+    if (!v[i].file && !(v[i].file = plist_str(dcpl, i, 1))) rc = vd_nomem(err);
+    vd_err e;
+    int k = rc ? 0 : candidates(holder, v[i].file, c);
+    if (k > 0 && c[0] && vh_is_url(c[0]) && !vh_url_check(S.ctx, S.base, c[0], &e) && !memo_known(c[0]))
+      urls[n++] = c[0], c[0] = NULL;
+    for (int j = 0; j < k; j++) free(c[j]), c[j] = NULL;
+  }
+  if (!rc) vh_vfd_prefetch(S.ctx, urls, n);
+  for (int j = 0; j < n; j++) free((char *)urls[j]);
+  free(urls);
+  return rc;
+}
+
 vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char *what, vh5_map **maps, int *n,
                      vd_err *err) {
   *maps = NULL;
@@ -691,7 +721,14 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
     rc = vh5_alloc_ok((int64_t)cnt, sizeof(vh5_map), what, mname, err);
     vh5_map *v = rc ? NULL : calloc(cnt, sizeof *v);
     if (!v && !rc) rc = vd_nomem(err);
+    /* a chunk of http_parallel mappings at a time: their remote sub-files are first asked
+     * for together, so a layout of many costs one round trip per chunk, not per file */
+    size_t chunk = S.remote && S.ctx ? (size_t)S.ctx->cfg.http_parallel : cnt, c1 = 0;
     for (size_t i = 0; v && i < cnt && !rc; i++) {
+      if (i == c1 && S.remote) {
+        c1 = i + chunk < cnt ? i + chunk : cnt;
+        if ((rc = prefetch(dcpl, holder, v, i, c1, err))) break;
+      }
       hid_t vs = H5Pget_virtual_vspace(dcpl, i), ss = H5Pget_virtual_srcspace(dcpl, i);
       hsize_t s[H5S_MAX_RANK] = {0}, e[H5S_MAX_RANK] = {0};
       if (vs < 0 || H5Sget_select_bounds(vs, s, e) < 0) {
@@ -700,7 +737,7 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
       } else {
         v[i].start = (int64_t)s[0];
         v[i].count = (int64_t)(e[0] - s[0] + 1);
-        v[i].file = plist_str(dcpl, i, 1);
+        if (!v[i].file) v[i].file = plist_str(dcpl, i, 1);
         v[i].dset = plist_str(dcpl, i, 0);
         if (!v[i].file || !v[i].dset) rc = vd_nomem(err);
         else if (!(v[i].resolved = vh5_resolve(holder, v[i].file, &v[i].src))) rc = vd_nomem(err);
@@ -718,6 +755,7 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
       if (vs >= 0) H5Sclose(vs);
       if (ss >= 0) H5Sclose(ss);
     }
+    if (S.remote && S.ctx) vh_vfd_prefetch_end(S.ctx);
     if (rc) {
       vh5_maps_free(v, (int)cnt);
     } else if (v) {

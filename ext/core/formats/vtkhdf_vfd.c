@@ -135,6 +135,7 @@ int vh_vfd_known(vd_ctx *ctx, const char *url) {
 }
 
 void vh_vfd_forget(vd_ctx *ctx) {
+  vh_vfd_prefetch_end(ctx);
   for (int i = nfiles - 1; i >= 0; i--)
     if (i < nfiles && files[i]->ctx == ctx && files[i]->kept) nkept--, file_free(files[i]);
   for (int i = nsizes - 1; i >= 0; i--)
@@ -275,20 +276,22 @@ static int track(vfd_file *f) {
   return 1;
 }
 
-/* The first request for a file: a range GET of its first vtkhdf_prefix bytes. The answer
- * says how big the file is (a 206's Content-Range total, or a 200's whole body from a
- * server that ignores Range), so no HEAD; only a server that says neither is asked with
- * one. A file no bigger than the prefix has then arrived whole and is cached. *size gets
- * the file's size; NULL on failure (last_err says why; a 404 is remembered). */
-static vd_blob *fetch_head(vd_ctx *ctx, const char *url, int64_t *size) {
+/* What the answer to a file's first request (a range GET of its first vtkhdf_prefix
+ * bytes, r) says: the file's head, and in *size how big the file is (a 206's
+ * Content-Range total, or a 200's whole body from a server that ignores Range), so no
+ * HEAD; only a server that says neither is asked with one. A file no bigger than the
+ * prefix has then arrived whole and is cached. NULL on failure (last_err says why; a 404
+ * is remembered). Takes r's body and info. */
+static vd_blob *take_head(vd_ctx *ctx, const char *url, vd_getreq *r, int64_t *size) {
   char shown[600];
-  vd_buf buf = {0};
+  vd_buf buf = r->body;
   vd_objinfo info = {0};
-  vd_code rc = vd_get(ctx, url, 0, prefix_of(ctx), &buf, &info, &last_err);
-  *size = info.size;
-  vd_objinfo_free(&info);
-  if (rc) {
-    if (rc == VD_NOTFOUND) remember_size(ctx, url, GONE);
+  memset(&r->body, 0, sizeof r->body);
+  *size = r->info.size;
+  vd_objinfo_free(&r->info);
+  if (r->rc) {
+    last_err = r->err;
+    if (r->rc == VD_NOTFOUND) remember_size(ctx, url, GONE);
     vd_buf_free(&buf);
     return NULL;
   }
@@ -325,6 +328,82 @@ static vd_blob *fetch_head(vd_ctx *ctx, const char *url, int64_t *size) {
     remember_size(ctx, url, *size);
   }
   return head;
+}
+
+static void first_request(vd_getreq *r, vd_ctx *ctx, const char *url) {
+  memset(r, 0, sizeof *r);
+  r->url = url;
+  r->len = prefix_of(ctx);
+  r->want_info = 1;
+}
+
+/* Answers to first requests made ahead (vh_vfd_prefetch), for the opens that follow. */
+typedef struct ahead {
+  vd_ctx *ctx;
+  char *url;
+  vd_getreq r;
+} ahead;
+static _Thread_local ahead *aheads;
+static _Thread_local int naheads;
+
+static void ahead_free(ahead *a) {
+  vd_buf_free(&a->r.body);
+  vd_objinfo_free(&a->r.info);
+  free(a->url);
+}
+
+void vh_vfd_prefetch_end(vd_ctx *ctx) {
+  for (int i = naheads - 1; i >= 0; i--)
+    if (aheads[i].ctx == ctx) ahead_free(&aheads[i]), aheads[i] = aheads[--naheads];
+  if (!naheads) free(aheads), aheads = NULL;
+}
+
+void vh_vfd_prefetch(vd_ctx *ctx, const char *const *urls, int n) {
+  vh_vfd_prefetch_end(ctx);
+  ahead *a = calloc(n > 0 ? (size_t)n : 1, sizeof *a);
+  vd_getreq *reqs = calloc(n > 0 ? (size_t)n : 1, sizeof *reqs);
+  int m = 0;
+  for (int i = 0; a && reqs && i < n; i++) {
+    int dup = 0;
+    for (int j = 0; j < m && !dup; j++) dup = !strcmp(a[j].url, urls[i]);
+    if (dup || vh_vfd_known(ctx, urls[i])) continue;
+    if (!(a[m].url = strdup(urls[i]))) break;
+    a[m].ctx = ctx;
+    first_request(&reqs[m], ctx, a[m].url);
+    m++;
+  }
+  ahead *all = m > 1 ? realloc(aheads, (size_t)(naheads + m) * sizeof *all) : NULL;
+  if (all) { /* (one alone gains nothing: its open asks for it) */
+    aheads = all;
+    vd_get_many(ctx, reqs, m); /* each answer carries its own outcome, taken by the open */
+    for (int i = 0; i < m; i++) a[i].r = reqs[i], aheads[naheads++] = a[i];
+  } else {
+    for (int i = 0; i < m; i++) free(a[i].url);
+  }
+  free(a);
+  free(reqs);
+}
+
+static int take_ahead(vd_ctx *ctx, const char *url, vd_getreq *r) {
+  for (int i = 0; i < naheads; i++)
+    if (aheads[i].ctx == ctx && !strcmp(aheads[i].url, url)) {
+      *r = aheads[i].r;
+      free(aheads[i].url);
+      aheads[i] = aheads[--naheads];
+      return 1;
+    }
+  return 0;
+}
+
+/* The first request for a file, unless it was made ahead. */
+static vd_blob *fetch_head(vd_ctx *ctx, const char *url, int64_t *size) {
+  vd_getreq r;
+  if (!take_ahead(ctx, url, &r)) {
+    first_request(&r, ctx, url);
+    vd_get_many(ctx, &r, 1);
+  }
+  r.url = url; /* the ahead copy's own string is gone */
+  return take_head(ctx, url, &r, size);
 }
 
 static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {

@@ -22,6 +22,13 @@ void vh_vfd_end(void);
 /* Drops the sub-files kept for ctx's reads (when the file that uses them is closed);
  * whole small files stay in the store's cache for cache_ttl. */
 void vh_vfd_forget(vd_ctx *ctx);
+/* Makes the first requests for urls (sub-files about to be opened, each already checked
+ * with vh_url_check) at once, in parallel, for those not known yet: their opens then
+ * take the answers instead of asking one after another. vh_vfd_prefetch_end drops the
+ * answers no open took (call it before the next batch: they hold up to vtkhdf_prefix
+ * bytes each). */
+void vh_vfd_prefetch(vd_ctx *ctx, const char *const *urls, int n);
+void vh_vfd_prefetch_end(vd_ctx *ctx);
 /* 1 when url is known through ctx for a file still open (opened, or its whole bytes
  * cached): it exists, no need to ask the server again; -1 when it is known not to exist;
  * 0 not known. */
