@@ -37,7 +37,7 @@ vd_blob *vd_blob_new(const void *p, size_t n) {
   if (!b) return NULL;
   b->refs = 1;
   b->len = n;
-  if (n) memcpy(b->data, p, n);
+  if (n && p) memcpy(b->data, p, n); /* p NULL: the caller fills it */
   b->data[n] = 0; /* JSON parsers and strtol get a terminator for free */
   return b;
 }

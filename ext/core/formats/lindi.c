@@ -33,114 +33,6 @@ vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64
   return rc;
 }
 
-int lindi_index_add(lindi_index *ix, const char *name, int64_t o, int64_t d, int64_t s) {
-  if (ix->n == ix->cap) {
-    int cap = ix->cap ? ix->cap * 2 : 64;
-    lindi_file *f = realloc(ix->files, cap * sizeof *f);
-    if (!f) return -1;
-    ix->files = f;
-    ix->cap = cap;
-  }
-  char *nm = strdup(name);
-  if (!nm) return -1;
-  ix->files[ix->n++] = (lindi_file){nm, o, d, s};
-  return 0;
-}
-
-static const lindi_index *sort_ix;
-static int by_name_cmp(const void *a, const void *b) {
-  return strcmp(sort_ix->files[*(const int *)a].name, sort_ix->files[*(const int *)b].name);
-}
-
-void lindi_index_sort(lindi_index *ix) {
-  free(ix->by_name);
-  ix->by_name = malloc((ix->n ? ix->n : 1) * sizeof *ix->by_name);
-  if (!ix->by_name) return;
-  for (int i = 0; i < ix->n; i++) ix->by_name[i] = i;
-  sort_ix = ix; /* qsort has no context argument; the core is single-threaded per context */
-  qsort(ix->by_name, ix->n, sizeof *ix->by_name, by_name_cmp);
-}
-
-const lindi_file *lindi_find(const lindi_index *ix, const char *name) {
-  if (!ix->by_name) {
-    for (int i = 0; i < ix->n; i++)
-      if (strcmp(ix->files[i].name, name) == 0) return &ix->files[i];
-    return NULL;
-  }
-  int a = 0, b = ix->n;
-  while (a < b) {
-    int m = (a + b) / 2, c = strcmp(ix->files[ix->by_name[m]].name, name);
-    if (c == 0) return &ix->files[ix->by_name[m]];
-    if (c < 0) a = m + 1; else b = m;
-  }
-  return NULL;
-}
-
-void lindi_index_free(lindi_index *ix) {
-  for (int i = 0; i < ix->n; i++) free(ix->files[i].name);
-  free(ix->files);
-  free(ix->by_name);
-  memset(ix, 0, sizeof *ix);
-}
-
-vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi_index *ix, vd_err *err) {
-  cJSON *doc;
-  if (vd_json_parse(text, len, where, &doc, err)) return err->code;
-  const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files"), *f;
-  vd_code rc = VD_OK;
-  if (!cJSON_IsArray(files)) {
-    rc = vd_fail(err, VD_INVALID, "%s: .tar_index.json has no \"files\" list", where);
-    goto done;
-  }
-  int i = 0;
-  cJSON_ArrayForEach(f, files) {
-    char ctx[48];
-    snprintf(ctx, sizeof ctx, "files[%d]", i++);
-    const char *n;
-    int64_t o, d, s;
-    if (!cJSON_IsObject(f)) {
-      rc = vd_fail(err, VD_INVALID, "%s: %s is not an object", where, ctx);
-      goto done;
-    }
-    if (vd_json_str(f, "n", where, ctx, &n, err) || vd_json_int(f, "o", where, ctx, &o, err) ||
-        vd_json_int(f, "d", where, ctx, &d, err) || vd_json_int(f, "s", where, ctx, &s, err)) {
-      rc = err->code;
-      goto done;
-    }
-    if (o < 0 || d < o + 512 || s < 0) {
-      rc = vd_fail(err, VD_INVALID, "%s: %s (%s) has impossible offsets", where, ctx, n);
-      goto done;
-    }
-    if (lindi_index_add(ix, n, o, d, s)) {
-      rc = vd_nomem(err);
-      goto done;
-    }
-  }
-  lindi_index_sort(ix);
-  if (!ix->by_name) {
-    rc = vd_nomem(err);
-    goto done;
-  }
-  for (int k = 1; k < ix->n; k++) { /* sorted by name: a name listed twice sits next to itself */
-    const char *a = ix->files[ix->by_name[k - 1]].name, *b = ix->files[ix->by_name[k]].name;
-    if (strcmp(a, b) == 0) {
-      rc = vd_fail(err, VD_INVALID, "%s: the index lists \"%s\" twice (files[%d] and files[%d])", where, b,
-                   ix->by_name[k - 1] < ix->by_name[k] ? ix->by_name[k - 1] : ix->by_name[k],
-                   ix->by_name[k - 1] < ix->by_name[k] ? ix->by_name[k] : ix->by_name[k - 1]);
-      goto done;
-    }
-  }
-  const lindi_file *e = lindi_find(ix, LINDI_ENTRY_NAME), *x = lindi_find(ix, LINDI_INDEX_NAME);
-  if (!e || e->o != 0 || e->d != 512 || e->s != LINDI_ENTRY_SIZE)
-    rc = vd_fail(err, VD_INVALID, "%s: the index does not list .tar_entry.json at 0/512/1024", where);
-  else if (!x || x->o != ix->io || x->d != ix->id || x->s != ix->is)
-    rc = vd_fail(err, VD_INVALID, "%s: the index's own entry disagrees with .tar_entry.json", where);
-done:
-  cJSON_Delete(doc);
-  if (rc) lindi_index_free(ix);
-  return rc;
-}
-
 /* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii): \" \\ \b \f
  * \n \r \t as two characters, other control characters, DEL and everything past ASCII
  * as \u escapes (lowercase hex, surrogate pairs past U+FFFF). Bytes that are not UTF-8
@@ -346,11 +238,40 @@ vd_code lindi_parse_refs(const char *text, size_t len, const char *where, cJSON 
   return vd_fail(err, VD_ERROR, "%s: vdsql's reading of the refs disagrees with cJSON's (a bug)", where);
 }
 
-/* A complete JSON value (then only whitespace) in p[0..n)? Parses to find out. */
-static int complete(const char *p, size_t n) {
-  cJSON *j = cJSON_ParseWithLengthOpts(p, n, NULL, 0);
-  cJSON_Delete(j);
-  return j != NULL;
+/* The index's text from the archive: what the prefix already holds, then ranges that
+ * start at s/4 (a freshly appended index holds at most s/4 of text: growth rule) and
+ * double, each at most LINDI_PIECE so that memory stays flat whatever the index's size;
+ * the reader asks for the next one only while its JSON value is incomplete. */
+#define LINDI_PIECE (2 << 20)
+typedef struct index_src {
+  vd_ctx *ctx;
+  const char *url, *where;
+  const vd_blob *prefix;
+  int64_t id, is, have, step;
+  vd_buf part;
+} index_src;
+
+static vd_code index_more(void *arg, const unsigned char **p, size_t *n, vd_err *err) {
+  index_src *s = arg;
+  *n = 0;
+  if (s->have == 0 && (int64_t)s->prefix->len > s->id) {
+    int64_t k = (int64_t)s->prefix->len - s->id < s->is ? (int64_t)s->prefix->len - s->id : s->is;
+    *p = s->prefix->data + s->id, *n = (size_t)k;
+    s->have = k;
+    return VD_OK;
+  }
+  if (s->have >= s->is) return VD_OK;
+  int64_t k = s->is - s->have < s->step ? s->is - s->have : s->step;
+  s->step = s->step * 2 < LINDI_PIECE ? s->step * 2 : LINDI_PIECE;
+  vd_buf_free(&s->part);
+  vd_code rc = vd_get(s->ctx, s->url, s->id + s->have, k, &s->part, NULL, err);
+  if (rc) return rc;
+  if ((int64_t)s->part.len != k)
+    return vd_fail(err, VD_INVALID, "%s: the archive ends inside .tar_index.json (at byte %lld)", s->where,
+                   (long long)(s->id + s->have + (int64_t)s->part.len));
+  *p = s->part.data, *n = s->part.len;
+  s->have += k;
+  return VD_OK;
 }
 
 vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
@@ -358,8 +279,7 @@ vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
   char where[600];
   vd_url_redact(url, where, sizeof where);
   char *kp = key("lindi-prefix", url), *ki = key("lindi-index", url);
-  vd_blob *prefix = NULL, *itext = NULL;
-  vd_buf acc = {0};
+  vd_blob *prefix = NULL, *packed = NULL;
   vd_code rc = VD_OK;
   if (!kp || !ki) {
     rc = vd_nomem(err);
@@ -377,47 +297,25 @@ vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
   if ((rc = lindi_parse_entry((const char *)prefix->data + 512, LINDI_ENTRY_SIZE, where, &ix->io, &ix->id, &ix->is,
                               err)))
     goto done;
-  itext = vd_cache_lookup(ctx, url, ki);
-  if (!itext) {
-    /* the index's JSON text starts at d and is followed by spaces: read only until it
-     * is complete, starting with what the prefix already holds */
-    int64_t have = (int64_t)prefix->len > ix->id ? (int64_t)prefix->len - ix->id : 0;
-    if (have > ix->is) have = ix->is;
-    if (have && vd_buf_append(&acc, prefix->data + ix->id, (size_t)have)) {
-      rc = vd_nomem(err);
-      goto done;
-    }
-    /* a freshly appended index holds at most s/4 of text (growth rule): start there */
-    int64_t step = ix->is / 4 > 4096 ? ix->is / 4 : 4096;
-    while (!(have && complete((const char *)acc.data, acc.len)) && have < ix->is) {
-      int64_t n = ix->is - have < step ? ix->is - have : step;
-      vd_buf part = {0};
-      if ((rc = vd_get(ctx, url, ix->id + have, n, &part, NULL, err))) goto done;
-      if ((int64_t)part.len != n) {
-        vd_buf_free(&part);
-        rc = vd_fail(err, VD_INVALID, "%s: the archive ends inside .tar_index.json (at byte %lld)", where,
-                     (long long)(ix->id + have + (int64_t)part.len));
-        goto done;
-      }
-      vd_buf_append(&acc, part.data, part.len);
-      vd_buf_free(&part);
-      have += n;
-      step *= 2;
-    }
-    if (!(itext = vd_blob_from_buf(&acc))) {
-      rc = vd_nomem(err);
-      goto done;
-    }
-    vd_cache_store(ctx, ki, itext);
-  }
   char iwhere[700];
   snprintf(iwhere, sizeof iwhere, "%s: .tar_index.json at %lld", where, (long long)ix->id);
-  rc = lindi_parse_index((const char *)itext->data, itext->len, iwhere, ix, err);
+  /* the cache keeps the parsed index packed (about a third of its JSON text), shared by
+   * every cursor; it is checked against the entry again, which may have changed */
+  if ((packed = vd_cache_lookup(ctx, url, ki))) {
+    lindi_index_borrow(ix, packed);
+    rc = lindi_index_check(ix, iwhere, err);
+    goto done;
+  }
+  index_src src = {ctx, url, where, prefix, ix->id, ix->is, 0, ix->is / 4 > 4096 ? ix->is / 4 : 4096, {0}};
+  if (src.step > LINDI_PIECE) src.step = LINDI_PIECE;
+  rc = lindi_read_index(index_more, &src, ix->is, iwhere, ix, NULL, err);
+  vd_buf_free(&src.part);
+  if (!rc && !(packed = lindi_index_pack(ix))) rc = vd_nomem(err);
+  if (!rc) vd_cache_store(ctx, ki, packed);
 done:
   if (rc) lindi_index_free(ix);
   vd_blob_unref(prefix);
-  vd_blob_unref(itext);
-  vd_buf_free(&acc);
+  vd_blob_unref(packed);
   free(kp);
   free(ki);
   return rc;

@@ -26,6 +26,9 @@ typedef struct lindi_index {
   lindi_file *files;      /* in index order */
   int *by_name;           /* positions sorted by name, for lookups */
   int64_t io, id, is;     /* the index member itself, from the entry */
+  struct lindi_names *names; /* the names' arena (lindi_index.c) */
+  vd_blob *packed;        /* names (and, while shared, files and by_name) live in it */
+  int shared;             /* files and by_name point into packed */
 } lindi_index;
 
 vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64_t *o, int64_t *d, int64_t *s,
@@ -33,6 +36,20 @@ vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64
 /* Parses the index and checks it against the entry the way lindi's opener does, and
  * that no name is listed twice. On failure ix is left empty (freed). */
 vd_code lindi_parse_index(const char *text, size_t len, const char *where, lindi_index *ix, vd_err *err);
+/* The same from a source that hands the text one piece at a time (*n 0: no more; a piece
+ * stays valid until the next call), read only until the JSON value is complete: neither
+ * the text nor a tree of it is ever held whole (lindi_index.c). total is the size errors
+ * name ("near byte N of total"); *text_len (may be NULL) gets the length of the value. */
+typedef vd_code (*lindi_more)(void *ctx, const unsigned char **p, size_t *n, vd_err *err);
+vd_code lindi_read_index(lindi_more more, void *mctx, int64_t total, const char *where, lindi_index *ix,
+                         int64_t *text_len, vd_err *err);
+/* The index lists .tar_entry.json where it is and itself where the entry says. */
+vd_code lindi_index_check(const lindi_index *ix, const char *where, vd_err *err);
+/* Moves a sorted index into one compact blob (returned, a new reference) that ix then
+ * uses; lindi_index_borrow lets another index use the same blob (as the cache hands it
+ * out) without copying. NULL when out of memory (ix unchanged). */
+vd_blob *lindi_index_pack(lindi_index *ix);
+void lindi_index_borrow(lindi_index *ix, vd_blob *packed);
 void lindi_index_free(lindi_index *ix);
 int lindi_index_add(lindi_index *ix, const char *name, int64_t o, int64_t d, int64_t s);
 void lindi_index_sort(lindi_index *ix); /* rebuilds by_name after changes */

@@ -293,6 +293,23 @@ static int file_changed(const lindi_writer *w, const struct stat *st, const unsi
          memcmp(entry, w->entry_seen, LINDI_ENTRY_SIZE) != 0;
 }
 
+/* The index's bytes for lindi_read_index, a pread of up to FD_PIECE at a time. */
+#define FD_PIECE (256 << 10)
+typedef struct fd_src {
+  lindi_writer *w;
+  int64_t id, is, got;
+  unsigned char *buf;
+} fd_src;
+
+static vd_code fd_more(void *arg, const unsigned char **p, size_t *n, vd_err *err) {
+  fd_src *s = arg;
+  size_t k = s->is - s->got < FD_PIECE ? (size_t)(s->is - s->got) : FD_PIECE;
+  if (k && pr(s->w->fd, s->buf, k, s->id + s->got, s->w->path, err)) return err->code;
+  s->got += (int64_t)k;
+  *p = s->buf, *n = k;
+  return VD_OK;
+}
+
 /* Reads the committed state from disk; for_write: under the lock, about to write. */
 static vd_code load(lindi_writer *w, int for_write, vd_err *err) {
   clear_state(w);
@@ -312,42 +329,14 @@ static vd_code load(lindi_writer *w, int for_write, vd_err *err) {
   if (lindi_parse_entry((const char *)head + 512, LINDI_ENTRY_SIZE, w->path, &io, &id, &is, err)) return err->code;
   if (id > st.st_size || is > st.st_size - id)
     return vd_fail(err, VD_INVALID, "%s: .tar_index.json runs past the end of the file", w->path);
-  /* read the JSON text, not its padding: stop after a block of spaces (lindi's JSON never
-   * holds 4 KiB of consecutive spaces); if that text does not parse, read the rest */
-  vd_buf tb = {0};
-  vd_code rc = VD_OK;
-  int64_t got = 0;
-  for (int all = 0; !rc;) {
-    while (got < is && !rc) {
-      int64_t n = is - got < (1 << 20) ? is - got : (1 << 20);
-      if (vd_buf_reserve(&tb, (size_t)n + 1)) rc = vd_nomem(err);
-      else if (!(rc = pr(w->fd, tb.data + got, (size_t)n, id + got, w->path, err))) got += n, tb.len = (size_t)got;
-      if (!all && !rc && got >= 4096) {
-        int spaces = 1;
-        for (int64_t k = got - 4096; k < got && spaces; k++) spaces = tb.data[k] == ' ';
-        if (spaces) break;
-      }
-    }
-    if (rc || all || got >= is) break;
-    cJSON *probe = NULL; /* complete already? */
-    int64_t l = got;
-    while (l > 0 && tb.data[l - 1] == ' ') l--;
-    probe = cJSON_ParseWithLength((const char *)tb.data, (size_t)l);
-    cJSON_Delete(probe);
-    if (probe) break;
-    all = 1;
-  }
-  if (rc) {
-    vd_buf_free(&tb);
-    return rc;
-  }
-  char *text = (char *)tb.data;
-  int64_t len = got;
-  while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == '\t')) len--;
+  /* the index is read in pieces, only until its JSON value is complete (the padding
+   * after it is never read), and parsed as it comes: no copy of its text is held */
+  fd_src src = {w, id, is, 0, malloc(is < FD_PIECE ? (size_t)is + 1 : FD_PIECE)};
   lindi_index ix = {0};
   ix.io = io, ix.id = id, ix.is = is;
-  if (!rc) rc = lindi_parse_index(text ? text : "", (size_t)len, w->path, &ix, err);
-  vd_buf_free(&tb);
+  int64_t len = 0;
+  vd_code rc = src.buf ? lindi_read_index(fd_more, &src, is, w->path, &ix, &len, err) : vd_nomem(err);
+  free(src.buf);
   if (rc) return rc;
   w->idx_text_len = len;
   if ((rc = find_end(w, ix.files, ix.n, st.st_size, for_write, &w->end, err))) {
