@@ -539,7 +539,7 @@ def main():
             if azs.started:
                 pids += open(os.path.join(azs.state, "pid")).read().split()
                 az_checks(azs)
-        ok(len(pids) == 4 and not [p for p in pids if alive(p)], "no server process (mon, osd, radosgw, azurite) is left after stop", pids)
+        ok(pids and not [p for p in pids if alive(p)], "no server process (mon, osd, radosgw, azurite) is left after stop", pids)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("# whole suite %.1f s" % (time.monotonic() - T0))
