@@ -96,3 +96,70 @@ class Nginx:
         if self.started:
             subprocess.run([self.srv, "stop", self.state], capture_output=True)
             self.started = False
+
+
+class _EnvServer:
+    """A scripts/*-test-server that prints KEY=VALUE lines on start: started, error (why
+    it did not start, naming its log), env (those lines as a dict, plus extra), state (its
+    directory: a fresh temp dir unless given, removed at stop when all went well). Use as
+    a context manager, or call stop(): safe whether or not it started."""
+
+    def __init__(self, script, state=None, extra=None, timeout=120):
+        import tempfile
+        self.srv = os.path.join(TOP, "scripts", script)
+        self.own = state is None
+        self.state = state or tempfile.mkdtemp(prefix="vdsql-%s." % script.split("-")[0])
+        try:
+            r = subprocess.run([self.srv, "start", self.state], capture_output=True, text=True, timeout=timeout)
+            self.started, self.error = r.returncode == 0, r.stderr.strip()
+            out = r.stdout
+        except subprocess.TimeoutExpired:
+            subprocess.run([self.srv, "stop", self.state], capture_output=True)
+            self.started, self.error, out = False, "%s start took over %d s (logs in %s)" % (script, timeout, self.state), ""
+        self.env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line) if self.started else {}
+        if self.started:
+            self.env.update(extra or {})
+
+    def stop(self):
+        if self.started:
+            subprocess.run([self.srv, "stop", self.state], capture_output=True)
+            self.started = False
+            if self.own:
+                import shutil
+                shutil.rmtree(self.state, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Radosgw(_EnvServer):
+    """Ceph radosgw (S3, SigV4 checked) on 127.0.0.1 (scripts/radosgw-test-server):
+    endpoint (http://127.0.0.1:PORT, path style), key, secret, region, bucket (created,
+    empty); env holds AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    AWS_REGION, AWS_DEFAULT_REGION, S3_BUCKET, and keeps the user's ~/.aws out of awscli
+    and boto3."""
+
+    def __init__(self, state=None):
+        super().__init__("radosgw-test-server", state,
+                         {"AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+                          "AWS_EC2_METADATA_DISABLED": "true"})
+        e = self.env
+        self.endpoint, self.key, self.secret = e.get("AWS_ENDPOINT_URL"), e.get("AWS_ACCESS_KEY_ID"), e.get("AWS_SECRET_ACCESS_KEY")
+        self.region, self.bucket = e.get("AWS_REGION"), e.get("S3_BUCKET")
+
+
+class Azurite(_EnvServer):
+    """Azurite (Azure Blob, Shared Key and SAS checked) on 127.0.0.1
+    (scripts/azurite-test-server): endpoint (http://127.0.0.1:PORT/ACCOUNT, path style),
+    account, key (random, base64), container (created, empty); env holds
+    AZURE_STORAGE_CONNECTION_STRING (with BlobEndpoint), AZURE_STORAGE_ACCOUNT,
+    AZURE_STORAGE_KEY, AZURE_BLOB_ENDPOINT, AZURE_CONTAINER."""
+
+    def __init__(self, state=None):
+        super().__init__("azurite-test-server", state)
+        e = self.env
+        self.endpoint, self.account, self.key = e.get("AZURE_BLOB_ENDPOINT"), e.get("AZURE_STORAGE_ACCOUNT"), e.get("AZURE_STORAGE_KEY")
+        self.container = e.get("AZURE_CONTAINER")
