@@ -440,7 +440,7 @@ static int step(lrs *s, uc **pp, uc *e, vd_err *err) {
 static vd_code more(lrs *s, vd_err *err) {
   size_t pending = s->win.len - s->mark;
   if ((int64_t)pending >= s->max)
-    return vd_fail(err, VD_INVALID, "%s: a value at byte %lld is larger than %lld bytes (the max_alloc setting)",
+    return vd_fail(err, VD_INVALID, "%s: a key and value at byte %lld take more than %lld bytes (the max_alloc setting)",
                    s->where, (long long)at(s, s->win.data + s->mark), (long long)s->max);
   if (s->mark) {
     memmove(s->win.data, s->win.data + s->mark, pending);
