@@ -463,6 +463,7 @@ static vd_code more(lrs *s, vd_err *err) {
 
 vd_code lrs_next(lrs *s, const lrs_row **row, vd_err *err) {
   *row = NULL;
+  if (!s->win.data && vd_buf_reserve(&s->win, 1)) return vd_nomem(err); /* pointers into it from the start */
   for (;;) {
     if (s->phase == P_DONE) return VD_OK;
     uc *p = s->win.data + s->mark, *e = s->win.data + s->win.len;
