@@ -170,8 +170,18 @@ static vd_code row_number(cur_t *c, int i, double *d, vd_err *err) {
     vd_pyjson_number(cJSON_GetArrayItem(c->cur, i), d); /* is_ref checked it is one */
     return VD_OK;
   }
+  const char *p = c->r->el[i];
+  size_t n = c->r->eln[i], k = 0;
+  if (n <= 15) { /* lindi's offsets and sizes: plain integers, exact as doubles without strtod */
+    int64_t v = 0;
+    while (k < n && p[k] >= '0' && p[k] <= '9') v = v * 10 + (p[k++] - '0');
+    if (k == n) {
+      *d = (double)v;
+      return VD_OK;
+    }
+  }
   c->num.len = 0;
-  if (vd_buf_append(&c->num, c->r->el[i], c->r->eln[i]) || vd_buf_append(&c->num, "", 1)) return vd_nomem(err);
+  if (vd_buf_append(&c->num, p, n) || vd_buf_append(&c->num, "", 1)) return vd_nomem(err);
   *d = strtod((const char *)c->num.data, NULL);
   return VD_OK;
 }
