@@ -12,8 +12,9 @@
  *
  * Reads: the text is fetched in ranges that grow with what was read (1/25 of it, at
  * least 64 KiB, at most 8 MiB, more only while one value outgrows the window), so the
- * bytes fetched past the document's closing brace are at most 4% of it (plus 64 KiB),
- * and the padding after it is never asked for. */
+ * bytes fetched past the document's closing brace are at most 4% of it (or 64 KiB): of
+ * lindi's padding (up to 4 times the text) no more is asked for. Rows are handed out as
+ * they are parsed, so a fault further on comes after the rows before it. */
 #include "lindi_refs_stream.h"
 
 #include <stdarg.h>
