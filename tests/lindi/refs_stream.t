@@ -191,6 +191,50 @@ def main():
         rc, out, req, nbytes, mb, err = stats_query(hp, "SELECT key, length(value) FROM @T;")
         ok(rc == 0 and out == ["a|1", "b|%d" % (1536 << 10), "c|1"], "and read whole under the default", err)
 
+        # small faults: the byte offset Python's json reports for each, and one wording each
+        faults = {
+            "a leading zero": ('{"refs": {"a": 01}}', "unexpected '1'"),
+            "a dot without digits": ('{"refs": {"a": 1.}}', "unexpected '.'"),
+            "an exponent without digits": ('{"refs": {"a": 1e}}', "unexpected 'e'"),
+            "a trailing comma": ('{"refs": {"a": 1,}}', "unexpected '}'"),
+            "a raw control character": ('{"refs": {"a": "x\x01"}}', "a raw control character (byte 0x01) in a string"),
+            "a bad escape": ('{"refs": {"a": "x\\q"}}', "a bad escape in a string"),
+            "a bad \\u escape": ('{"refs": {"a": "x\\u12g4"}}', "a \\u escape without four hex digits"),
+            "a missing colon": ('{"refs": {"a" 1}}', "unexpected '1'"),
+            "a cut literal": ('{"refs": {"a": tru}}', "not a JSON value"),
+            "a lowercase nan": ('{"refs": {"a": nan}}', "not a JSON value"),
+            "single quotes": ("{'refs': {}}", "unexpected '''"),
+            "a missing brace": ('{"refs": {"a": [1, 2]}', "the text ends before its top-level object closes"),
+            "a missing comma": ('{"refs": {"a": [1 2]}}', "unexpected '2'"),
+        }
+        for what, (doc, fault) in faults.items():
+            try:
+                json.loads(doc)
+                pos = None
+            except json.JSONDecodeError as e:
+                pos = e.pos
+            p = os.path.join(tmp, "fault.lindi.json")
+            with open(p, "w") as f:
+                f.write(doc)
+            rc, out, req, nbytes, mb, err = stats_query(p, "SELECT count(*) FROM @T;")
+            msg = "%s: malformed JSON at byte %s: %s" % (p, pos, fault)
+            ok(rc != 0 and pos is not None and msg in err, "%s: %s" % (what, msg[len(tmp):]), err)
+        # Python's numbers: NaN and Infinity read; a lone surrogate refused (cJSON refuses it too)
+        p = os.path.join(tmp, "py.lindi.json")
+        with open(p, "w") as f:
+            f.write(json.dumps({"refs": {"n": [float("nan"), -float("inf"), 1e300], "r": ["x", float("nan"), 1]}}))
+        rc, out, req, nbytes, mb, err = stats_query(p, "SELECT key, kind, ifnull(value, '') FROM @T WHERE key = 'n';")
+        ok(rc == 0 and out == ["n|json|[NaN,-Infinity,1e+300]"], "NaN, -Infinity, 1e+300: a json value as written",
+           err + repr(out))
+        rc, out, req, nbytes, mb, err = stats_query(p, "SELECT offset FROM @T WHERE key = 'r';")
+        ok(rc != 0 and 'lindi.json ref "r": offset nan is not an integer from 0 to 2^53' in err,
+           "a ref whose offset is NaN: refused when read", err)
+        with open(p, "w") as f:
+            f.write('{"refs": {"a": "\\udc00"}}')
+        rc, out, req, nbytes, mb, err = stats_query(p, "SELECT count(*) FROM @T;")
+        ok(rc != 0 and "%s: malformed JSON at byte 17: a lone surrogate in a \\u escape" % p in err,
+           "a lone low surrogate: refused at its u", err)
+
         # a document without refs, and refs that are no object
         for name, doc in (("norefs", {"version": 1}), ("listrefs", {"refs": [1, 2], "templates": {}})):
             t = mklindi.dumps(doc)

@@ -104,12 +104,13 @@ static int scan_str(lrs *s, uc **pp, uc *e, vd_err *err) {
     if (p[1] != 'u') return bad(s, p, err, "a bad escape in a string");
     unsigned u, v;
     if (e - p < 6) return R_NEED;
-    if (hex4(p + 2, &u)) return bad(s, p, err, "a \\u escape without four hex digits");
-    if (u >= 0xdc00 && u <= 0xdfff) return bad(s, p, err, "a lone surrogate in a \\u escape");
+    /* at the u, where Python's json puts these faults */
+    if (hex4(p + 2, &u)) return bad(s, p + 1, err, "a \\u escape without four hex digits");
+    if (u >= 0xdc00 && u <= 0xdfff) return bad(s, p + 1, err, "a lone surrogate in a \\u escape");
     if (u >= 0xd800 && u <= 0xdbff) {
       if (e - p < 12) return R_NEED;
       if (p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &v) || v < 0xdc00 || v > 0xdfff)
-        return bad(s, p, err, "a lone surrogate in a \\u escape");
+        return bad(s, p + 1, err, "a lone surrogate in a \\u escape");
       p += 6;
     }
     p += 6;
@@ -122,7 +123,7 @@ static int scan_word(lrs *s, uc **pp, uc *e, const char *w, vd_err *err) {
   uc *p = *pp;
   for (; *w; w++, p++) {
     if (p >= e) return R_NEED;
-    if (*p != (unsigned char)*w) return unexpected(s, p, err);
+    if (*p != (unsigned char)*w) return bad(s, *pp, err, "not a JSON value"); /* at its start, as Python */
   }
   *pp = p;
   return R_OK;
@@ -141,17 +142,19 @@ static int scan_num(lrs *s, uc **pp, uc *e, vd_err *err) {
   else if (*p >= '1' && *p <= '9') while (p < e && *p >= '0' && *p <= '9') p++;
   else return unexpected(s, p, err);
   if (p >= e) return R_NEED;
-  if (*p == '.') {
+  if (*p == '.') { /* a '.' or an 'e' without digits after it: the fault is at it, as Python says */
+    uc *dot = p;
     for (q = ++p; p < e && *p >= '0' && *p <= '9';) p++;
     if (p >= e) return R_NEED;
-    if (p == q) return unexpected(s, p, err);
+    if (p == q) return unexpected(s, dot, err);
   }
   if (*p == 'e' || *p == 'E') {
+    uc *ex = p;
     if (++p >= e) return R_NEED;
     if (*p == '+' || *p == '-') p++;
     for (q = p; p < e && *p >= '0' && *p <= '9';) p++;
     if (p >= e) return R_NEED;
-    if (p == q) return unexpected(s, p, err);
+    if (p == q) return unexpected(s, ex, err);
   }
   *pp = p;
   return R_OK;
