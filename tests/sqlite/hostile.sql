@@ -29,8 +29,8 @@ SELECT vdsql_config('max_alloc', '268435456') IS NOT NULL AS reset;
 -- tar headers with GNU base-256 sizes whose data would end past the largest offset
 -- (no statement here both prints rows and fails: the asan run's stdout is buffered)
 SELECT name, header_offset, size FROM tar_members('@DATA@/lindi/bigsize.tar') LIMIT 1;
--- lindi.json strings that JSON does not allow (cJSON takes them): an error, not a wrong value
-SELECT key, hex(value) FROM lindi_refs('@DATA@/lindi/badescape.lindi.json');
+-- lindi.json strings that JSON does not allow (cJSON takes them): an error, not a wrong value ("a" before them is read)
+SELECT key, hex(value) FROM lindi_refs('@DATA@/lindi/badescape.lindi.json') WHERE key = 'b';
 SELECT key, hex(value) FROM lindi_refs('@DATA@/lindi/rawnul.lindi.json');
 SELECT count(*) FROM tar_members('@DATA@/lindi/bigsize.tar');
 SELECT count(*) FROM tar_members('@DATA@/lindi/bigsize2.tar');

@@ -209,17 +209,9 @@ vd_code lindi_json_form_fail(vd_err *err, const char *where) {
                  where);
 }
 
-vd_code lindi_read_json_form(vd_ctx *ctx, const char *url, vd_buf *text, vd_err *err) {
+vd_code lindi_prefix(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err) {
   char *kp = key("lindi-prefix", url);
-  vd_blob *prefix = NULL;
-  vd_code rc = kp ? vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, &prefix, err) : vd_nomem(err);
-  memset(text, 0, sizeof *text);
-  if (!rc && (int64_t)prefix->len < ctx->cfg.lindi_prefix) { /* the prefix ended early: it is the whole file */
-    if (vd_buf_append(text, prefix->data, prefix->len)) rc = vd_nomem(err);
-  } else if (!rc) {
-    rc = vd_get(ctx, url, 0, -1, text, NULL, err); /* whole objects are bounded by max_alloc */
-  }
-  vd_blob_unref(prefix);
+  vd_code rc = kp ? vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, out, err) : vd_nomem(err);
   free(kp);
   return rc;
 }

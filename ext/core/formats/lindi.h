@@ -85,11 +85,12 @@ int64_t lindi_grow(int64_t len);
 int lindi_is_json_form(const unsigned char *p, size_t n);
 /* The one wording for asking a .lindi.json for tar members (VD_UNSUPPORTED). */
 vd_code lindi_json_form_fail(vd_err *err, const char *where);
-/* The whole text of a .lindi.json, from the prefix lindi_open read when it holds all of
- * it (no second request), else by one whole-object read (within max_alloc). */
-vd_code lindi_read_json_form(vd_ctx *ctx, const char *url, vd_buf *text, vd_err *err);
-/* Parses lindi.json (either form), keeping the scalars of "refs" exactly as written
- * (vd_pyjson_keep): a value is read and written back byte for byte. */
+/* The first lindi_prefix bytes at url (fewer: the whole object), through the cache: what
+ * lindi_open read; lindi_refs reads a .lindi.json, or a lindi.json member, from there on. */
+vd_code lindi_prefix(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
+/* Parses lindi.json (either form) into a tree, keeping the scalars of "refs" exactly as
+ * written (vd_pyjson_keep): a value is read and written back byte for byte. The writer's
+ * copy; reading (lindi_refs) streams it instead (lindi_refs_stream.h). */
 struct cJSON;
 vd_code lindi_parse_refs(const char *text, size_t len, const char *where, struct cJSON **doc, vd_err *err);
 

@@ -1,9 +1,10 @@
 /* lindi_refs(url): one row per ref of the archive's lindi.json (kerchunk-style
  * reference file system), or of a standalone .lindi.json (LINDI's JSON form): inline
  * text, base64 or JSON values, and [url, offset, size] refs with templates expanded and
- * ./member refs resolved to absolute archive offsets. Values are read and written back
- * byte for byte: lindi.json is parsed with its literals kept (lindi_parse_refs), since
- * cJSON alone cuts a string at its first \u0000 (see util/pyjson.h).
+ * ./member refs resolved to absolute archive offsets. Values are read byte for byte:
+ * lindi_refs(url) streams lindi.json one ref at a time (lindi_refs_stream.h: memory
+ * stays flat, the padding after the text is never read) and decodes a value only when
+ * a column asks for it.
  * As a named table, CREATE VIRTUAL TABLE r USING lindi_refs('x.lindi.tar'), it takes
  * INSERT / INSERT OR REPLACE / DELETE of refs, committed with the archive's members. */
 #include <cJSON.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "../formats/lindi.h"
+#include "../formats/lindi_refs_stream.h"
 #include "../formats/lindi_writer.h"
 #include "../store/store.h"
 #include "../util/base64.h"
@@ -30,16 +32,19 @@ static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0}, 
 typedef struct {
   vd_ctx *ctx;
   lindi_index ix;
-  cJSON *doc;
+  lrs rs;           /* the stream (lindi_refs(url)) ... */
+  const lrs_row *r; /* ... and its current ref, NULL past the last */
+  int streaming;
+  cJSON *doc;       /* or a writer's tree (the named table) */
   const cJSON *refs, *templates, *cur;
   char where[600];
   char *url;        /* expanded url of the current ref row, made when a column needs it */
   int row;
-  int borrowed;     /* doc belongs to a writer */
   int json_form;    /* url is a standalone .lindi.json: no members */
   vd_buf bytes;     /* the current row's string, decoded */
+  vd_buf num;       /* scratch for a number's text */
   struct lindi_writer *w; /* that writer, whose scan this is */
-  int tmap_built;   /* tmap/tlist hold the templates (built on the first expansion) */
+  int tmap_built;   /* tmap/tlist hold the tree's templates (built on the first expansion) */
   vd_strmap tmap;   /* template name -> position in tlist */
   const cJSON **tlist;
 } cur_t;
@@ -48,8 +53,8 @@ typedef struct {
  * ints, but every reader in between parses doubles), exact up to 2^53. */
 #define REF_MAX 9007199254740992.0
 
-/* The templates, indexed by name once per cursor (the first of a repeated name wins, as
- * cJSON's lookup would): a url with many placeholders costs one hash lookup each. */
+/* The tree's templates, indexed by name once per cursor (the first of a repeated name
+ * wins, as cJSON's lookup would): a url with many placeholders costs one hash lookup each. */
 static vd_code build_tmap(cur_t *c, vd_err *err) {
   c->tmap_built = 1;
   int n = cJSON_IsObject(c->templates) ? cJSON_GetArraySize(c->templates) : 0, i = 0;
@@ -64,20 +69,26 @@ static vd_code build_tmap(cur_t *c, vd_err *err) {
 }
 
 /* The string template `name` (n bytes) stands for, or NULL (unknown or not a string). */
-static const char *tmpl(cur_t *c, const char *name, size_t n, vd_buf *scratch) {
+static const char *tmpl(cur_t *c, const char *name, size_t n, vd_buf *scratch, size_t *len) {
   scratch->len = 0;
   if (vd_buf_append(scratch, name, n) || vd_buf_append(scratch, "", 1)) return NULL;
+  if (c->streaming) return lrs_template(&c->rs, (const char *)scratch->data, len);
   int i = vd_strmap_get(&c->tmap, (const char *)scratch->data);
-  return i >= 0 && cJSON_IsString(c->tlist[i]) ? c->tlist[i]->valuestring : NULL;
+  const char *t = i >= 0 && cJSON_IsString(c->tlist[i]) ? c->tlist[i]->valuestring : NULL;
+  if (t) *len = strlen(t);
+  return t;
 }
 
 /* {{name}} -> templates[name], plain string replacement as lindi does; an unknown
  * template is left as written. Two passes: the length first, so that a url whose
  * templates would make more than max_alloc bytes is refused before anything is
- * allocated (a 100 KB template named 20,000 times in one url would make 2 GB). */
+ * allocated (a 100 KB template named 20,000 times in one url would make 2 GB). The
+ * templates are looked for only when a url names one (lindi.json's come after its refs). */
 static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_err *err) {
   *out = NULL;
-  if (!c->tmap_built && build_tmap(c, err)) return err->code;
+  if (strstr(s, "{{")) {
+    if (c->streaming ? lrs_templates(&c->rs, err) : !c->tmap_built && build_tmap(c, err)) return err->code;
+  }
   vd_buf name = {0}, b = {0};
   int64_t max = c->ctx ? c->ctx->cfg.max_alloc : (int64_t)256 << 20, len = 0;
   vd_code rc = VD_OK;
@@ -97,9 +108,10 @@ static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_e
         n = (size_t)(open - p);
         p = open;
       } else {
-        t = tmpl(c, open + 2, (size_t)(close - open - 2), &name);
+        size_t tn = 0;
+        t = tmpl(c, open + 2, (size_t)(close - open - 2), &name, &tn);
         piece = t ? t : open;
-        n = t ? strlen(t) : (size_t)(close + 2 - open);
+        n = t ? tn : (size_t)(close + 2 - open);
         p = close + 2;
       }
       if (pass == 0) {
@@ -127,42 +139,90 @@ static vd_code expand(cur_t *c, const char *key, const char *s, char **out, vd_e
   return VD_OK;
 }
 
-/* Strings and numbers may be kept literals (cJSON_Raw): read through vd_pyjson_*. */
+/* --- the current row, from the stream or from the tree --- */
+
+/* Strings and numbers of the tree may be kept literals (cJSON_Raw): read through vd_pyjson_*. */
 static int is_ref(const cJSON *j) {
   double d;
   return cJSON_IsArray(j) && cJSON_GetArraySize(j) == 3 && vd_pyjson_is_string(cJSON_GetArrayItem(j, 0)) &&
          !vd_pyjson_number(cJSON_GetArrayItem(j, 1), &d) && !vd_pyjson_number(cJSON_GetArrayItem(j, 2), &d);
 }
 
-/* The bytes of string j into c->bytes. */
-static vd_code str_bytes(cur_t *c, const cJSON *j, vd_err *err) {
-  if (vd_pyjson_bytes(j, &c->bytes)) return vd_nomem(err);
+static const char *row_key(const cur_t *c) { return c->streaming ? c->r->key : c->cur->string; }
+
+static int row_kind(const cur_t *c) {
+  if (c->streaming) return c->r->kind;
+  return is_ref(c->cur) ? LRS_REF : vd_pyjson_is_string(c->cur) ? LRS_STRING : LRS_JSON;
+}
+
+/* The bytes of the row's string (el -1) or of its ref's url (el 0) into c->bytes. */
+static vd_code row_bytes(cur_t *c, int el, vd_err *err) {
+  int bad = c->streaming ? lrs_decode(el < 0 ? c->r->v : c->r->el[0], el < 0 ? c->r->vn : c->r->eln[0], &c->bytes)
+                         : vd_pyjson_bytes(el < 0 ? c->cur : cJSON_GetArrayItem(c->cur, 0), &c->bytes);
+  return bad ? vd_nomem(err) : VD_OK;
+}
+
+/* A ref's offset (i 1) or size (i 2), as a double (cJSON's reading of the literal,
+ * strtod's; NaN and Infinity are Python's numbers). */
+static vd_code row_number(cur_t *c, int i, double *d, vd_err *err) {
+  *d = 0;
+  if (!c->streaming) {
+    vd_pyjson_number(cJSON_GetArrayItem(c->cur, i), d); /* is_ref checked it is one */
+    return VD_OK;
+  }
+  const char *p = c->r->el[i];
+  size_t n = c->r->eln[i], k = 0;
+  if (n <= 15) { /* lindi's offsets and sizes: plain integers, exact as doubles without strtod */
+    int64_t v = 0;
+    while (k < n && p[k] >= '0' && p[k] <= '9') v = v * 10 + (p[k++] - '0');
+    if (k == n) {
+      *d = (double)v;
+      return VD_OK;
+    }
+  }
+  c->num.len = 0;
+  if (vd_buf_append(&c->num, p, n) || vd_buf_append(&c->num, "", 1)) return vd_nomem(err);
+  *d = strtod((const char *)c->num.data, NULL);
+  return VD_OK;
+}
+
+/* A JSON value's text as the column gives it: compact, literals as written. */
+static vd_code row_json(cur_t *c, char **out, vd_err *err) {
+  vd_buf t = {0}, b = {0};
+  int bad = c->streaming ? lrs_compact(c->r->v, c->r->vn, &b)
+                         : vd_pyjson(c->cur, &t) || lrs_compact((const char *)t.data, t.len, &b);
+  vd_buf_free(&t);
+  if (bad) {
+    vd_buf_free(&b);
+    return vd_nomem(err);
+  }
+  *out = (char *)b.data;
   return VD_OK;
 }
 
 /* The expanded url of the current row (a ref), made on first use. */
 static vd_code ref_url(cur_t *c, const char **out, vd_err *err) {
   if (!c->url) {
-    if (str_bytes(c, cJSON_GetArrayItem(c->cur, 0), err)) return err->code;
+    if (row_bytes(c, 0, err)) return err->code;
     if (memchr(c->bytes.data, 0, c->bytes.len))
       return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\": its target holds a NUL character", c->where,
-                     c->cur->string);
-    if (expand(c, c->cur->string, (const char *)c->bytes.data, &c->url, err)) return err->code;
+                     row_key(c));
+    if (expand(c, row_key(c), (const char *)c->bytes.data, &c->url, err)) return err->code;
   }
   *out = c->url;
   return VD_OK;
 }
 
 /* Offset (i 1) or size (i 2) of the current row (a ref): an integer from 0 to 2^53,
- * anything else (1.5, -1, 1e300) an error naming the ref, never a wild cast. */
+ * anything else (1.5, -1, 1e300, NaN) an error naming the ref, never a wild cast. */
 static vd_code ref_num(cur_t *c, int i, int64_t *out, vd_err *err) {
   double d = 0;
-  vd_pyjson_number(cJSON_GetArrayItem(c->cur, i), &d); /* is_ref checked it is one */
+  if (row_number(c, i, &d, err)) return err->code;
   if (!(d >= 0 && d <= REF_MAX) || d != floor(d)) {
     char num[48]; /* whole numbers as written (up to 1e20), others as %g */
     snprintf(num, sizeof num, fabs(d) < 1e20 && d == floor(d) ? "%.0f" : "%g", d);
     return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\": %s %s is not an integer from 0 to 2^53", c->where,
-                   c->cur->string, i == 1 ? "offset" : "size", num);
+                   row_key(c), i == 1 ? "offset" : "size", num);
   }
   *out = (int64_t)d;
   return VD_OK;
@@ -182,6 +242,14 @@ static vd_code start(cur_t *c, vd_err *err) {
   return VD_OK;
 }
 
+/* The stream's next ref (c->r NULL after the last). */
+static vd_code advance(cur_t *c, vd_err *err) {
+  settle(c);
+  if (lrs_next(&c->rs, &c->r, err)) return err->code;
+  if (!c->r && !c->rs.refs_seen) return vd_fail(err, VD_INVALID, "%s: lindi.json has no \"refs\" object", c->where);
+  return VD_OK;
+}
+
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   cur_t *c = calloc(1, sizeof *c);
   if (!c) return vd_nomem(err);
@@ -191,61 +259,57 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   char *url = vd_value_strdup(&a[0]);
   if (!url) return vd_fail(err, VD_INVALID, "lindi_refs: the archive url must be text");
   vd_url_redact(url, c->where, sizeof c->where);
-  vd_buf b = {0};
   vd_code rc = lindi_open(ctx, url, &c->ix, err);
   const lindi_file *lj = NULL;
   if (rc == VD_UNSUPPORTED) { /* the JSON form: the file is lindi.json */
     vd_err_clear(err);
     c->json_form = 1;
-    rc = lindi_read_json_form(ctx, url, &b, err);
+    rc = VD_OK;
   } else {
     lj = rc ? NULL : lindi_find(&c->ix, LINDI_JSON_NAME);
     if (!rc && !lj) rc = vd_fail(err, VD_NOTFOUND, "%s: no lindi.json in the index", c->where);
-    if (!rc && lj->s > ctx->cfg.max_alloc)
-      rc = vd_fail(err, VD_INVALID, "%s: lindi.json is %lld bytes, more than %lld (the max_alloc setting)", c->where,
-                   (long long)lj->s, (long long)ctx->cfg.max_alloc);
-    if (!rc && lj->s > 0) rc = vd_get(ctx, url, lj->d, lj->s, &b, NULL, err);
-  }
-  free(url);
-  if (rc) {
-    vd_buf_free(&b);
-    return rc;
   }
   char where[700];
   snprintf(where, sizeof where, c->json_form ? "%s" : "%s: lindi.json", c->where);
-  rc = lindi_parse_refs((const char *)b.data, b.len, where, &c->doc, err);
-  vd_buf_free(&b);
-  return rc ? rc : start(c, err);
+  if (!rc) rc = lrs_open_url(&c->rs, ctx, url, c->json_form ? NULL : lj, where, err);
+  free(url);
+  if (rc) return rc;
+  c->streaming = 1;
+  return advance(c, err);
 }
 
 static vd_code next(void *cur, vd_err *err) {
   cur_t *c = cur;
-  c->cur = c->cur->next;
   c->row++;
+  if (c->streaming) return advance(c, err);
+  c->cur = c->cur->next;
   settle(c);
   return VD_OK;
 }
-static int eof(void *cur) { return ((cur_t *)cur)->cur == NULL; }
+static int eof(void *cur) {
+  const cur_t *c = cur;
+  return c->streaming ? c->r == NULL : c->cur == NULL;
+}
 static int64_t rowid(void *cur) { return ((cur_t *)cur)->row; }
 static void close_(void *cur) {
   cur_t *c = cur;
   if (!c) return;
-  if (!c->borrowed) cJSON_Delete(c->doc);
   if (c->w) lindi_writer_scan_end(c->w);
+  lrs_free(&c->rs);
   lindi_index_free(&c->ix);
   vd_strmap_free(&c->tmap);
   free(c->tlist);
   free(c->url);
   vd_buf_free(&c->bytes);
+  vd_buf_free(&c->num);
   free(c);
 }
 
 static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   cur_t *c = cur;
-  const cJSON *j = c->cur;
-  int ref = is_ref(j), str = vd_pyjson_is_string(j), b64 = 0;
+  int kind = row_kind(c), ref = kind == LRS_REF, str = kind == LRS_STRING, b64 = 0;
   if (str && (col == 1 || col == 2)) {
-    if (str_bytes(c, j, err)) return err->code;
+    if (row_bytes(c, -1, err)) return err->code;
     b64 = c->bytes.len >= 7 && memcmp(c->bytes.data, "base64:", 7) == 0;
   }
   const char *url = NULL;
@@ -254,7 +318,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   if (ref && (col == 4 || col == 7) && ref_num(c, 1, &n, err)) return err->code;
   if (ref && col == 5 && ref_num(c, 2, &n, err)) return err->code;
   switch (col) {
-    case 0: *v = vd_text(j->string); break;
+    case 0: *v = vd_text(row_key(c)); break;
     case 1: *v = vd_text(ref ? "ref" : b64 ? "base64" : str ? "text" : "json"); break;
     case 2:
       if (ref) {
@@ -263,7 +327,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
         unsigned char *bytes;
         size_t len;
         if (vd_base64_decode((const char *)c->bytes.data + 7, c->bytes.len - 7, &bytes, &len))
-          return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\" is not valid base64", c->where, j->string);
+          return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\" is not valid base64", c->where, row_key(c));
         *v = vd_owned_blob(bytes, len);
       } else if (str) { /* lindi reads a string as its UTF-8 bytes: text when SQL text can hold them */
         int text = !memchr(c->bytes.data, 0, c->bytes.len) && vd_utf8_valid(c->bytes.data, c->bytes.len);
@@ -272,8 +336,8 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
         memcpy(copy, c->bytes.data, c->bytes.len + 1);
         *v = text ? vd_owned_text(copy) : vd_owned_blob(copy, c->bytes.len);
       } else {
-        char *s = cJSON_PrintUnformatted(j);
-        if (!s) return vd_nomem(err);
+        char *s = NULL;
+        if (row_json(c, &s, err)) return err->code;
         *v = vd_owned_text(s);
       }
       break;
@@ -303,7 +367,6 @@ static vd_code t_open(vd_ctx *ctx, void *tab, void **out, vd_err *err) {
   if (!c) return vd_nomem(err);
   *out = c;
   c->ctx = ctx;
-  c->borrowed = 1;
   snprintf(c->where, sizeof c->where, "%s", lindi_writer_path(w));
   vd_code rc = lindi_writer_scan_start(w, err);
   if (rc) return rc;
