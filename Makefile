@@ -119,6 +119,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run
 	@bench/vtkhdf
+	@bench/vds_http
 	@if [ -n "$$LINDI_SRC" ]; then bench/lindi; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
 
 PREFIX  ?= /usr
