@@ -41,8 +41,11 @@ struct vd_http {
 /* Why the write callback stops at x->limit. */
 typedef enum { LIM_NONE, LIM_ALLOC, LIM_EXCESS, LIM_RANGE } lim_why;
 
+struct driver;
+
 typedef struct xfer {
   vd_ctx *ctx;
+  struct driver *drv;  /* the driver that started it */
   vd_getreq *req;
   CURL *h;
   int head;            /* HEAD instead of GET */
@@ -690,9 +693,10 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   return 1;
 }
 
-/* Transfers driven on one multi handle, a turn at a time: the blocking calls below
- * drive theirs to the end; a vd_http_async (for vd_ahead) leaves its own in flight
- * between turns. */
+/* Transfers driven on the context's multi handle (one pool of connections), a turn at
+ * a time: the blocking calls below drive theirs to the end; a vd_http_async (for
+ * vd_ahead) leaves its own in flight between turns. A turn settles whatever finished,
+ * whichever driver started it, on the driver that did. */
 typedef struct driver {
   vd_ctx *ctx;
   CURLM *multi;
@@ -721,6 +725,7 @@ static int drv_add(driver *d, xfer *x) {
     d->wcap = cap;
   }
   x->ctx = d->ctx;
+  x->drv = d;
   d->wait[d->nwait++] = x;
   return 0;
 }
@@ -772,15 +777,16 @@ static int drv_turn(driver *d, int block) {
     curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
     CURLcode cc = m->data.result;
     curl_multi_remove_handle(d->multi, m->easy_handle);
-    d->active--;
+    driver *o = x->drv;
+    o->active--;
     settled++;
     if (finish(ctx, x, cc)) {
       x->finished = 1;
-      done++;
-    } else if (drv_add(d, x)) {
+      done += o == d;
+    } else if (drv_add(o, x)) {
       x->req->rc = vd_nomem(&x->req->err);
       x->finished = 1;
-      done++;
+      done += o == d;
     }
   }
   if (d->active && block && !settled) {
@@ -878,9 +884,10 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   return VD_OK;
 }
 
-/* Requests left in flight between calls, on a multi handle of their own: a blocking
- * call on the context's handle (another cursor of the same query) never sees their
- * answers, and closing aborts what is still under way. */
+/* Requests left in flight between calls on the context's multi handle, so that they
+ * reuse its connections (a point lookup's page goes on the connection that brought the
+ * documents); a blocking call made meanwhile (another cursor of the same query) settles
+ * those that finish during it. Closing aborts what is still under way. */
 struct vd_http_async {
   driver d;
   xfer **xs; /* started, not yet waited for */
@@ -889,14 +896,11 @@ struct vd_http_async {
 
 vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err) {
   *out = NULL;
-  if (!get_http(ctx, err)) return err->code; /* curl's global initialisation */
+  vd_http *hp = get_http(ctx, err);
+  if (!hp) return err->code;
   vd_http_async *a = calloc(1, sizeof *a);
-  CURLM *m = a ? curl_multi_init() : NULL;
-  if (!m) {
-    free(a);
-    return vd_nomem(err);
-  }
-  drv_init(&a->d, ctx, m);
+  if (!a) return vd_nomem(err);
+  drv_init(&a->d, ctx, hp->multi);
   *out = a;
   return VD_OK;
 }
@@ -944,7 +948,6 @@ void vd_http_async_free(vd_http_async *a) {
     xfer_free(a->xs[i]);
     free(a->xs[i]);
   }
-  curl_multi_cleanup(a->d.multi);
   free(a->d.wait);
   free(a->xs);
   free(a);
