@@ -6,7 +6,8 @@ Expected values come from the files on disk, read here with Python: the statuses
 decoded from the pages, the request count (stored pages + VolumeDataLayout +
 LayerStatus) and the bytes (their sizes). nginx's access log shows each page asked for
 once; badserver.py's delay/ (0.25 s per answer) shows the pages come in rounds of at
-most http_parallel requests in flight, not one after another.
+most http_parallel requests in flight, not one after another, for a range, a box of
+chunk positions and a list of chunks alike.
    env: SO, SQLITE3 (as tests/taplib.py)"""
 import json
 import math
@@ -81,10 +82,11 @@ try:
     ok(got[1:] == [(n_req, n_bytes)], "a repeat on the same connection: 0 more (the %d KiB of pages stay cached)"
        % (page_bytes(stored) // 1024), "got %s" % got)
     with open(log) as f:
-        paths = [line.split('"')[1].split()[1] for line in f if '"' in line]
+        # (nginx may log the start script's probe of "/" after it answered it)
+        paths = [x for x in (line.split('"')[1].split()[1] for line in f if '"' in line) if x != "/"]
     want_paths = sorted(["/holes/VolumeDataLayout", "/holes/LayerStatus"] +
                         ["/holes/%s/ChunkMetadata/%d" % (LAYER, p) for p in stored])
-    ok(sorted(paths) == want_paths, "nginx's log: each stored page asked for once, nothing else",
+    ok(sorted(paths) == want_paths, "nginx's log: each stored page asked for once, nothing else (%d lines)" % len(paths),
        "extra %s, missing %s" % (sorted(set(paths) - set(want_paths))[:5] +
                                  sorted(x for x in set(paths) if paths.count(x) > 1)[:5],
                                  sorted(set(want_paths) - set(paths))[:5]))
@@ -124,6 +126,21 @@ try:
        "rows %s, got %s, %s" % (rows, got, p.stderr))
     ok(n <= most and top <= 16, "... in %d rounds (at most %d; one by one would be %d), at most 16 at once (%d)"
        % (n, most, len(part) + 1, top))
+    # a box (i0 = 3: one chunk on each page) and a list of chunks on many pages read
+    # their pages through the same window
+    p, rows, got, n, top = rounds("SELECT count(status) FROM vds_chunks('%s/delay/holes', '%s') WHERE i0 = 3 AND "
+                                  "i2 <= %d;" % (base, LAYER, last))
+    ok(p.returncode == 0 and rows == str((last + 1) * 16) and got == [(len(part) + 2, page_bytes(part) + docs)]
+       and n <= most and top <= 16, "a box (i0 = 3, pages 0-%d): %d requests, %d rounds (at most %d), %d at once"
+       % (last, len(part) + 2, n, most, top), "rows %s, got %s, %s" % (rows, got, p.stderr))
+    wanted = [q * PAGE + 7 for q in range(64, 128, 2)]
+    lpages = [q for q in stored if 64 <= q < 128 and q % 2 == 0]
+    p, rows, got, n, top = rounds("SELECT count(status) FROM vds_chunks('%s/delay/holes', '%s') WHERE chunk IN (%s);"
+                                  % (base, LAYER, ", ".join(map(str, wanted))))
+    most_l = 1 + math.ceil(len(lpages) / 16) + 1
+    ok(p.returncode == 0 and rows == str(len(wanted)) and got == [(len(lpages) + 2, page_bytes(lpages) + docs)]
+       and n <= most_l and top <= 16, "a list of %d chunks on %d stored pages: %d requests, %d rounds (at most %d)"
+       % (len(wanted), len(lpages), len(lpages) + 2, n, most_l), "rows %s, got %s, %s" % (rows, got, p.stderr))
     first = [q for q in stored if q <= 15]
     p, rows, got, n, top = rounds("SELECT vdsql_config('http_parallel', 4);\n"
                                   "SELECT count(status) FROM vds_chunks('%s/delay/holes', '%s') WHERE chunk < %d;"

@@ -35,8 +35,8 @@ typedef struct {
   int64_t entry_of;                        /* the chunk e is for, -1 if none */
   int64_t page_of;                        /* the page blob holds, -1 if none */
   vd_blob *page;
-  /* a scan of a plain range: the stored pages after the current one, fetched ahead
-   * (in flight over http) in a bounded window */
+  /* the stored pages the cursor visits after the current one (those of its range,
+   * box or list), fetched ahead (in flight over http) in a bounded window */
   vd_ahead *ahead;
   int64_t apage[WINDOW_MAX];               /* pages pushed, not yet taken (a ring) */
   int ahead_head, ahead_n;
@@ -156,9 +156,10 @@ static int in_box(const chunks_cur *k, int64_t c) {
 }
 
 /* Opens the fetch-ahead window at page p. Its width is http_parallel (the requests
- * in flight at once), and no wider than max_alloc holds whole pages. A scan over more
- * pages than the cache can keep would only push everything else out of it: its pages
- * bypass the cache; a scan of a few pages keeps them, so a repeat costs no request. */
+ * in flight at once), and no wider than max_alloc holds whole pages. A plain range
+ * over more pages than the cache can keep would only push everything else out of it:
+ * its pages bypass the cache; a short range (a point lookup), a list or a box keep
+ * theirs, so a repeat costs no request. */
 static vd_code ahead_open(chunks_cur *k, int64_t p, vd_err *err) {
   const vds_layer *l = k->b.layer;
   vd_ctx *ctx = k->b.ctx;
@@ -168,7 +169,7 @@ static vd_code ahead_open(chunks_cur *k, int64_t p, vd_err *err) {
   if (window > ctx->cfg.max_alloc / page_bytes) window = (int)(ctx->cfg.max_alloc / page_bytes);
   if (window < 1) window = 1;
   int64_t span = k->hi / l->page_size - p + 1;
-  int cache = span * page_bytes < ctx->cfg.cache_size / 4.0;
+  int cache = k->list || k->boxed || span * page_bytes < ctx->cfg.cache_size / 4.0;
   vd_ahead_close(k->ahead);
   k->ahead = NULL;
   k->ahead_head = k->ahead_n = 0;
@@ -176,12 +177,35 @@ static vd_code ahead_open(chunks_cur *k, int64_t p, vd_err *err) {
   return vd_ahead_open(ctx, window, cache, &k->ahead, err);
 }
 
-/* Pushes the next stored pages of the range while the window has room. */
+/* The first page from q on holding a chunk the cursor visits (in its range, its box
+ * and its list), or -1. */
+static int64_t next_wanted_page(const chunks_cur *k, int64_t q) {
+  int64_t ps = k->b.layer->page_size, c = q * ps;
+  if (c < k->lo) c = k->lo;
+  if (k->list) {
+    int a = 0, b = k->nlist;
+    while (a < b) { /* first list entry >= c */
+      int m = a + (b - a) / 2;
+      if (k->list[m] < c) a = m + 1; else b = m;
+    }
+    for (; a < k->nlist && k->list[a] <= k->hi; a++)
+      if (in_box(k, k->list[a])) return k->list[a] / ps;
+    return -1;
+  }
+  c = next_in_box(k, c);
+  return c < 0 || c > k->hi ? -1 : c / ps;
+}
+
+/* Pushes the next stored pages the cursor visits while the window has room. */
 static vd_code ahead_fill(chunks_cur *k, vd_err *err) {
   const vds_layer *l = k->b.layer;
-  int64_t last_page = k->hi / l->page_size;
-  while (vd_ahead_room(k->ahead) && k->next_push <= last_page) {
-    int64_t q = k->next_push++;
+  while (vd_ahead_room(k->ahead) && k->next_push < l->page_count) {
+    int64_t q = next_wanted_page(k, k->next_push);
+    if (q < 0) {
+      k->next_push = l->page_count; /* none left */
+      break;
+    }
+    k->next_push = q + 1;
     if (vds_page_stored(l, q) < 0) continue;
     char *key = vds_page_key(l, q), *url = key ? vd_url_join(k->b.ds->url, key) : NULL;
     free(key);
@@ -194,8 +218,8 @@ static vd_code ahead_fill(chunks_cur *k, vd_err *err) {
   return VD_OK;
 }
 
-/* Page p of a plain range scan: the pages before it that were fetched ahead are
- * dropped (rows may skip them), a jump back or past the window starts again at p. */
+/* Page p, through the window: the pages before it that were fetched ahead are dropped
+ * (rows may skip them), a jump back or past the window starts again at p. */
 static vd_code ahead_take(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   vd_code rc;
   *out = NULL;
@@ -238,11 +262,7 @@ static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   free(key);
   if (!url) return vd_nomem(err);
   vd_blob *b = NULL;
-  vd_code rc;
-  if (!k->list && !k->boxed) /* a plain range: read ahead */
-    rc = ahead_take(k, p, &b, err);
-  else /* a list or a box: only the pages of its chunks, each through the cache */
-    rc = vd_fetch_docs(k->b.ctx, (const char *const *)&url, 1, &b, err);
+  vd_code rc = ahead_take(k, p, &b, err);
   if (!rc && b) {
     char where[600];
     vd_url_redact(url, where, sizeof where);
