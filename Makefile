@@ -120,7 +120,8 @@ bench: deps
 	@bench/run
 	@bench/vtkhdf
 	@bench/vtkhdf_remote
-	@if [ -n "$$LINDI_SRC" ]; then bench/lindi; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
+	@bench/vds_http
+	@if [ -n "$$LINDI_SRC" ]; then bench/lindi && bench/lindi_refs; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
 
 PREFIX  ?= /usr
 LIBDIR  ?= $(PREFIX)/lib

@@ -8,6 +8,7 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
 
   mkvds.py tests ROOT          every dataset the SQL tests use, under ROOT/<name>
   mkvds.py big N DIR           one layer of about N chunks, pages only (benchmarks)
+  mkvds.py holes N DIR         one layer of N pages of 128 chunks, some not stored (scan tests)
   mkvds.py demo DIR            a small survey for docs/openvds.md (with a page-less layer)
   mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
 """
@@ -375,11 +376,26 @@ def build_big(n, root):
     w.finish()
 
 
+def build_holes(npages, root):
+    """One layer of npages pages of 128 chunks (a grid of 8 x 16 x npages chunks), pages
+    only: about one page in six listed as not stored (-1), and a run of ten, so that a
+    scan meets holes of one page and of many; statuses mixed as in build_big."""
+    w = Writer(root, Layout([8 * 32, 16 * 32, npages * 32], brick=32, neg=0, pos=0), seed=11)
+    rng = random.Random(5)
+    drop = {p for p in range(npages) if rng.random() < 0.16} | set(range(npages // 3, npages // 3 + 10))
+    kinds = ["data"] * 6 + ["unwritten"] * 2 + ["novalue", ("constant", 0.0)]
+    w.layer("Dimensions_012LOD0", page_size=128, statuses=lambda c: kinds[rng.randrange(10)], write_objects=False,
+            drop_pages=drop)
+    w.finish()
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "tests":
         build_tests(argv[2])
     elif len(argv) >= 4 and argv[1] == "big":
         build_big(int(argv[2]), argv[3])
+    elif len(argv) >= 4 and argv[1] == "holes":
+        build_holes(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "demo":
         build_survey(argv[2], page_size=1024)
     elif len(argv) >= 4 and argv[1] == "sample":  # make demo's sample: every layer readable

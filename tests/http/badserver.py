@@ -44,6 +44,7 @@ file under ROOT, e.g. /norange/lindi/small.lindi.tar:
                 use 0.025), each request's time span recorded, so that
   rounds/count  tells in how many rounds (groups of overlapping requests) the delay/
                 requests came since rounds/reset: the client's round trips
+  rounds/peak   the most delay/ requests in progress at once since rounds/reset
 Redirects keep the request's query. nocr/ ... huge206/ answer 206 with their fault
 even to a request without Range (the whole object as bytes 0-(size-1)). Redirects
 apply to HEAD too; HEAD of the other paths answers like ok/.
@@ -76,6 +77,17 @@ def rounds():
         end = max(end, b)
     return n
 START = time.monotonic()
+
+
+def peak():
+    """The most delay/ requests whose spans overlapped at one moment."""
+    with SPANS_LOCK:
+        events = sorted([(a, 1) for a, _ in SPANS] + [(b, -1) for _, b in SPANS])
+    n = top = 0
+    for _, d in events:  # at a tie an end sorts first: touching spans do not overlap
+        n += d
+        top = max(top, n)
+    return top
 
 
 def alive():
@@ -183,7 +195,7 @@ class Handler(BaseHTTPRequestHandler):
             if rest == "reset":
                 with SPANS_LOCK:
                     SPANS.clear()
-            body = str(rounds()).encode()
+            body = str(peak() if rest == "peak" else rounds()).encode()
             return self.send(200, [("Content-Length", str(len(body)))], b"" if head else body)
         if fault == "delay":
             t0 = time.monotonic()

@@ -33,10 +33,14 @@ typedef struct {
   int64_t idx[VDS_MAXDIM];
   int64_t idx_of;                          /* the chunk idx[] is for, -1 if none */
   int64_t entry_of;                        /* the chunk e is for, -1 if none */
-  /* pages fetched and not yet passed */
-  int64_t wpage[WINDOW_MAX];
-  vd_blob *wblob[WINDOW_MAX];
-  int wn;
+  int64_t page_of;                        /* the page blob holds, -1 if none */
+  vd_blob *page;
+  /* the stored pages the cursor visits after the current one (those of its range,
+   * box or list), fetched ahead (in flight over http) in a bounded window */
+  vd_ahead *ahead;
+  int64_t apage[WINDOW_MAX];               /* pages pushed, not yet taken (a ring) */
+  int ahead_head, ahead_n;
+  int64_t next_push;                       /* next page to push */
   vds_entry e;
   int has_entry;
   char key[300];
@@ -151,86 +155,127 @@ static int in_box(const chunks_cur *k, int64_t c) {
   return 1;
 }
 
-static void drop_window_before(chunks_cur *k, int64_t page) {
-  int j = 0;
-  for (int i = 0; i < k->wn; i++) {
-    if (k->wpage[i] < page) {
-      vd_blob_unref(k->wblob[i]);
-    } else {
-      k->wpage[j] = k->wpage[i];
-      k->wblob[j++] = k->wblob[i];
-    }
-  }
-  k->wn = j;
+/* Opens the fetch-ahead window at page p. Its width is http_parallel (the requests
+ * in flight at once), and no wider than max_alloc holds whole pages. A plain range
+ * over more pages than the cache can keep would only push everything else out of it:
+ * its pages bypass the cache; a short range (a point lookup), a list or a box keep
+ * theirs, so a repeat costs no request. */
+static vd_code ahead_open(chunks_cur *k, int64_t p, vd_err *err) {
+  const vds_layer *l = k->b.layer;
+  vd_ctx *ctx = k->b.ctx;
+  double page_bytes = (double)l->page_size * l->entry_size;
+  int window = ctx->cfg.http_parallel;
+  if (window > WINDOW_MAX) window = WINDOW_MAX;
+  if (window > ctx->cfg.max_alloc / page_bytes) window = (int)(ctx->cfg.max_alloc / page_bytes);
+  if (window < 1) window = 1;
+  int64_t span = k->hi / l->page_size - p + 1;
+  int cache = k->list || k->boxed || span * page_bytes < ctx->cfg.cache_size / 4.0;
+  vd_ahead_close(k->ahead);
+  k->ahead = NULL;
+  k->ahead_head = k->ahead_n = 0;
+  k->next_push = p;
+  return vd_ahead_open(ctx, window, cache, &k->ahead, err);
 }
 
-/* Fetches page p (and, when scanning a plain range, the next pages too). */
+/* The first page from q on holding a chunk the cursor visits (in its range, its box
+ * and its list), or -1. */
+static int64_t next_wanted_page(const chunks_cur *k, int64_t q) {
+  int64_t ps = k->b.layer->page_size, c = q * ps;
+  if (c < k->lo) c = k->lo;
+  if (k->list) {
+    int a = 0, b = k->nlist;
+    while (a < b) { /* first list entry >= c */
+      int m = a + (b - a) / 2;
+      if (k->list[m] < c) a = m + 1; else b = m;
+    }
+    for (; a < k->nlist && k->list[a] <= k->hi; a++)
+      if (in_box(k, k->list[a])) return k->list[a] / ps;
+    return -1;
+  }
+  c = next_in_box(k, c);
+  return c < 0 || c > k->hi ? -1 : c / ps;
+}
+
+/* Pushes the next stored pages the cursor visits while the window has room. */
+static vd_code ahead_fill(chunks_cur *k, vd_err *err) {
+  const vds_layer *l = k->b.layer;
+  while (vd_ahead_room(k->ahead) && k->next_push < l->page_count) {
+    int64_t q = next_wanted_page(k, k->next_push);
+    if (q < 0) {
+      k->next_push = l->page_count; /* none left */
+      break;
+    }
+    k->next_push = q + 1;
+    if (vds_page_stored(l, q) < 0) continue;
+    char *key = vds_page_key(l, q), *url = key ? vd_url_join(k->b.ds->url, key) : NULL;
+    free(key);
+    if (!url) return vd_nomem(err);
+    vd_code rc = vd_ahead_push(k->ahead, url, err);
+    free(url);
+    if (rc) return rc;
+    k->apage[(k->ahead_head + k->ahead_n++) % WINDOW_MAX] = q;
+  }
+  return VD_OK;
+}
+
+/* Page p, through the window: the pages before it that were fetched ahead are dropped
+ * (rows may skip them), a jump back or past the window starts again at p. */
+static vd_code ahead_take(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
+  vd_code rc;
+  *out = NULL;
+  while (k->ahead && k->ahead_n && k->apage[k->ahead_head] < p) {
+    vd_blob *b;
+    if ((rc = vd_ahead_take(k->ahead, &b, err))) return rc;
+    vd_blob_unref(b);
+    k->ahead_head = (k->ahead_head + 1) % WINDOW_MAX;
+    k->ahead_n--;
+  }
+  if (!k->ahead || (k->ahead_n ? k->apage[k->ahead_head] != p : k->next_push > p)) {
+    if ((rc = ahead_open(k, p, err))) return rc;
+  } else if (!k->ahead_n) {
+    k->next_push = p; /* the pages between were not needed */
+  }
+  if ((rc = ahead_fill(k, err))) return rc;
+  if (!k->ahead_n || k->apage[k->ahead_head] != p) /* cannot happen: p is stored and next */
+    return vd_fail(err, VD_INVALID, "internal error: page %lld not fetched ahead", (long long)p);
+  if ((rc = vd_ahead_take(k->ahead, out, err))) return rc;
+  k->ahead_head = (k->ahead_head + 1) % WINDOW_MAX;
+  k->ahead_n--;
+  return ahead_fill(k, err); /* the freed slot's request goes out before this page's rows */
+}
+
+/* The page p's bytes (checked), or NULL for a page listed as not stored (all unwritten). */
 static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
   const vds_layer *l = k->b.layer;
-  if (vds_page_stored(l, p) < 0) { /* listed as not stored: all unwritten; the window ahead stays */
+  if (vds_page_stored(l, p) < 0) {
     *out = NULL;
     return VD_OK;
   }
-  if (k->wn && k->wpage[0] == p) { /* same page as the previous row */
-    *out = k->wblob[0];
+  if (k->page && k->page_of == p) { /* same page as the previous row */
+    *out = k->page;
     return VD_OK;
   }
-  drop_window_before(k, p);
-  for (int i = 0; i < k->wn; i++)
-    if (k->wpage[i] == p) {
-      *out = k->wblob[i];
-      return VD_OK;
-    }
-  for (int i = 0; i < k->wn; i++) vd_blob_unref(k->wblob[i]);
-  k->wn = 0;
-  int want = 1;
-  if (!k->list && !k->boxed) {
-    want = k->b.ctx->cfg.http_parallel;
-    if (want > WINDOW_MAX) want = WINDOW_MAX;
-    if (want < 1) want = 1;
-  }
-  int64_t last_page = k->hi / l->page_size;
-  char *urls[WINDOW_MAX];
-  int64_t pages[WINDOW_MAX];
-  int n = 0;
-  vd_code rc = VD_OK;
-  for (int64_t q = p; q <= last_page && n < want; q++) {
-    char *key = vds_page_key(l, q);
-    if (!key) {
-      if (q == p) break; /* not stored: caller treats it as all unwritten */
-      continue;
-    }
-    urls[n] = vd_url_join(k->b.ds->url, key);
-    free(key);
-    if (!urls[n]) {
-      rc = vd_nomem(err);
-      break;
-    }
-    pages[n++] = q;
-  }
-  vd_blob *blobs[WINDOW_MAX] = {0};
-  /* a scan over more pages than the cache can keep would only push everything else out
-   * of it: its windows bypass the cache; a lookup of a few pages (a point, a short range)
-   * keeps them, so a repeat costs no request */
-  int64_t span = last_page - k->lo / l->page_size + 1;
-  int cache = want == 1 || (double)span * l->page_size * l->entry_size < k->b.ctx->cfg.cache_size / 4.0;
-  if (!rc && n) rc = vd_fetch_docs_opt(k->b.ctx, (const char *const *)urls, n, blobs, cache, err);
-  for (int i = 0; i < n && !rc; i++) {
+  vd_blob_unref(k->page);
+  k->page = NULL;
+  k->page_of = -1;
+  char *key = vds_page_key(l, p), *url = key ? vd_url_join(k->b.ds->url, key) : NULL;
+  free(key);
+  if (!url) return vd_nomem(err);
+  vd_blob *b = NULL;
+  vd_code rc = ahead_take(k, p, &b, err);
+  if (!rc && b) {
     char where[600];
-    vd_url_redact(urls[i], where, sizeof where);
-    rc = vds_page_check(l, pages[i], blobs[i]->len, where, err);
+    vd_url_redact(url, where, sizeof where);
+    rc = vds_page_check(l, p, b->len, where, err);
   }
-  for (int i = 0; i < n; i++) {
-    free(urls[i]);
-    if (rc) {
-      vd_blob_unref(blobs[i]);
-    } else {
-      k->wpage[k->wn] = pages[i];
-      k->wblob[k->wn++] = blobs[i];
-    }
+  free(url);
+  if (rc) {
+    vd_blob_unref(b);
+    return rc;
   }
-  if (rc) return rc;
-  *out = k->wn && k->wpage[0] == p ? k->wblob[0] : NULL;
+  k->page = b;
+  k->page_of = p;
+  *out = b;
   return VD_OK;
 }
 
@@ -305,6 +350,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   k->chunk = -1;
   k->idx_of = -1;
   k->entry_of = -1;
+  k->page_of = -1;
   if (!k->b.layer) return VD_OK;
   const vds_layer *l = k->b.layer;
   const vds_geom *g = &l->geom;
@@ -417,7 +463,8 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 static void close_(void *cur) {
   chunks_cur *k = cur;
   if (!k) return;
-  for (int i = 0; i < k->wn; i++) vd_blob_unref(k->wblob[i]);
+  vd_blob_unref(k->page);
+  vd_ahead_close(k->ahead);
   free(k->list);
   vds_close(k->b.ds);
   free(k->b.scratch);

@@ -55,6 +55,21 @@ vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob *
  * of the object is not an error). */
 vd_code vd_fetch_range(vd_ctx *ctx, const char *url, int64_t off, int64_t len, const char *key, vd_blob **out,
                        vd_err *err);
+/* Whole objects fetched ahead, answered in the order asked, for sequential scans: over
+ * http up to `window` requests stay in flight while the caller works on the objects
+ * already taken, so it never waits for more than the slowest answer in a window. A
+ * fresh cached copy is used without a request; what is fetched is kept in the cache
+ * only with cache set. Memory: at most `window` objects are held. */
+typedef struct vd_ahead vd_ahead;
+vd_code vd_ahead_open(vd_ctx *ctx, int window, int cache, vd_ahead **out, vd_err *err);
+/* How many more objects may be pushed before one is taken. */
+int vd_ahead_room(const vd_ahead *a);
+/* How many were pushed and not yet taken. */
+int vd_ahead_pending(const vd_ahead *a);
+vd_code vd_ahead_push(vd_ahead *a, const char *url, vd_err *err);
+/* The oldest object pushed and not yet taken (waits for it): a new reference. */
+vd_code vd_ahead_take(vd_ahead *a, vd_blob **out, vd_err *err);
+void vd_ahead_close(vd_ahead *a);
 /* Direct cache access for derived documents: lookup counts a hit for url's backend. */
 vd_blob *vd_cache_lookup(vd_ctx *ctx, const char *url, const char *key);
 void vd_cache_store(vd_ctx *ctx, const char *key, vd_blob *b);
@@ -100,5 +115,13 @@ vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *
 vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
 vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 void vd_http_free(vd_http *h);
+/* http requests left in flight between calls (what vd_ahead builds on): start sends r
+ * (r must stay put until it is waited for or the set freed); wait returns when r is
+ * done (r->rc, r->body); free aborts what is still under way. */
+typedef struct vd_http_async vd_http_async;
+vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err);
+vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err);
+void vd_http_async_wait(vd_http_async *a, vd_getreq *r);
+void vd_http_async_free(vd_http_async *a);
 
 #endif

@@ -41,8 +41,11 @@ struct vd_http {
 /* Why the write callback stops at x->limit. */
 typedef enum { LIM_NONE, LIM_ALLOC, LIM_EXCESS, LIM_RANGE } lim_why;
 
+struct driver;
+
 typedef struct xfer {
   vd_ctx *ctx;
+  struct driver *drv;  /* the driver that started it */
   vd_getreq *req;
   CURL *h;
   int head;            /* HEAD instead of GET */
@@ -66,7 +69,7 @@ typedef struct xfer {
   int64_t limit;       /* body bytes accepted, -1 unlimited */
   lim_why why;
   int stop_ok;         /* we ended the transfer on purpose: what we have is complete */
-  vd_http *hp;
+  int finished;        /* done for good: req->rc says how */
   vd_code frc;         /* a fault found in a callback (aborts the transfer) */
   int fretry;          /* ... and it may go away on a retry */
   vd_err ferr;
@@ -531,14 +534,13 @@ static void reset_response(xfer *x) {
   x->errbuf[0] = 0;
 }
 
-static vd_code setup(vd_ctx *ctx, vd_http *hp, xfer *x, vd_err *err) {
+static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   if (!x->h && !(x->h = curl_easy_init())) return vd_nomem(err);
   CURL *h = x->h;
   vd_getreq *r = x->req;
   curl_easy_reset(h);
   r->body.len = 0;
   reset_response(x);
-  x->hp = hp;
   curl_easy_setopt(h, CURLOPT_URL, x->cur ? x->cur : r->url);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -699,6 +701,131 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   return 1;
 }
 
+/* Transfers driven on the context's multi handle (one pool of connections), a turn at
+ * a time: the blocking calls below drive theirs to the end; a vd_http_async (for
+ * vd_ahead) leaves its own in flight between turns. A turn settles whatever finished,
+ * whichever driver started it, on the driver that did. */
+typedef struct driver {
+  vd_ctx *ctx;
+  CURLM *multi;
+  int parallel;
+  xfer **wait; /* waiting to (re)start */
+  int nwait, wcap;
+  int active;
+} driver;
+
+static void drv_init(driver *d, vd_ctx *ctx, CURLM *multi) {
+  memset(d, 0, sizeof *d);
+  d->ctx = ctx;
+  d->multi = multi;
+  d->parallel = ctx->cfg.http_parallel > 0 ? ctx->cfg.http_parallel : 1;
+  curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)d->parallel);
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)d->parallel);
+}
+
+/* Queues x to start; -1 when out of memory. */
+static int drv_add(driver *d, xfer *x) {
+  if (d->nwait == d->wcap) {
+    int cap = d->wcap ? 2 * d->wcap : 16;
+    xfer **w = realloc(d->wait, cap * sizeof *w);
+    if (!w) return -1;
+    d->wait = w;
+    d->wcap = cap;
+  }
+  x->ctx = d->ctx;
+  x->drv = d;
+  d->wait[d->nwait++] = x;
+  return 0;
+}
+
+/* One turn: starts what may start, lets curl work and settles finished transfers
+ * (x->finished, or queued again for a retry or the next hop of a redirect). With
+ * block, a turn that settled nothing waits for activity (at most until the next
+ * retry is due). Returns how many transfers finished for good. */
+static int drv_turn(driver *d, int block) {
+  vd_ctx *ctx = d->ctx;
+  int done = 0, settled = 0;
+  double t = now(), wait_until = 0;
+  for (int q = 0; q < d->nwait && d->active < d->parallel;) {
+    xfer *x = d->wait[q];
+    if (x->not_before > t) {
+      if (!wait_until || x->not_before < wait_until) wait_until = x->not_before;
+      q++;
+      continue;
+    }
+    memmove(d->wait + q, d->wait + q + 1, (--d->nwait - q) * sizeof *d->wait); /* in the order queued */
+    vd_code rc = setup(ctx, x, &x->req->err);
+    if (rc) {
+      x->req->rc = rc;
+      x->finished = 1;
+      done++;
+    } else {
+      ctx->stats[VD_BE_HTTP].requests++; /* every attempt and every redirect hop */
+      curl_multi_add_handle(d->multi, x->h);
+      d->active++;
+    }
+  }
+  if (!d->active) {
+    if (d->nwait && block) { /* everyone is backing off */
+      double s = wait_until - now();
+      if (s > 0) {
+        struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+        nanosleep(&ts, NULL);
+      }
+    }
+    return done;
+  }
+  int running = 0;
+  curl_multi_perform(d->multi, &running);
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(d->multi, &left))) {
+    if (m->msg != CURLMSG_DONE) continue;
+    xfer *x = NULL;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+    CURLcode cc = m->data.result;
+    curl_multi_remove_handle(d->multi, m->easy_handle);
+    driver *o = x->drv;
+    o->active--;
+    settled++;
+    if (finish(ctx, x, cc)) {
+      x->finished = 1;
+      done += o == d;
+    } else if (drv_add(o, x)) {
+      x->req->rc = vd_nomem(&x->req->err);
+      x->finished = 1;
+      done += o == d;
+    }
+  }
+  if (d->active && block && !settled) {
+    int ms = 1000;
+    if (d->nwait && wait_until) {
+      double w = (wait_until - now()) * 1000;
+      ms = w < 0 ? 0 : w < ms ? (int)w : ms;
+    }
+    curl_multi_poll(d->multi, NULL, 0, ms, NULL);
+  }
+  return done;
+}
+
+/* Takes x out of the driver, wherever it is. */
+static void drv_drop(driver *d, xfer *x) {
+  for (int q = 0; q < d->nwait; q++)
+    if (d->wait[q] == x) {
+      memmove(d->wait + q, d->wait + q + 1, (--d->nwait - q) * sizeof *d->wait);
+      return;
+    }
+  if (!x->finished && x->h && curl_multi_remove_handle(d->multi, x->h) == CURLM_OK) d->active--;
+}
+
+static void xfer_free(xfer *x) {
+  if (x->h) curl_easy_cleanup(x->h);
+  x->h = NULL;
+  vd_objinfo_free(&x->hinfo);
+  free(x->cur);
+  x->cur = NULL;
+}
+
 static void run(vd_ctx *ctx, xfer *xs, int n) {
   vd_err err;
   vd_http *hp = get_http(ctx, &err);
@@ -709,75 +836,17 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
     }
     return;
   }
-  int parallel = ctx->cfg.http_parallel > 0 ? ctx->cfg.http_parallel : 1;
-  curl_multi_setopt(hp->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)parallel);
-  curl_multi_setopt(hp->multi, CURLMOPT_MAXCONNECTS, (long)parallel);
-  int active = 0, done = 0;
-  int *queue = malloc(n * sizeof *queue); /* indices waiting to (re)start */
-  int qlen = 0;
-  if (!queue) {
-    for (int i = 0; i < n; i++) xs[i].req->rc = vd_nomem(&xs[i].req->err);
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    xs[i].ctx = ctx;
-    queue[qlen++] = i;
-  }
-  while (done < n) {
-    double t = now(), wait_until = 0;
-    for (int q = 0; q < qlen && active < parallel;) {
-      xfer *x = &xs[queue[q]];
-      if (x->not_before > t) {
-        if (!wait_until || x->not_before < wait_until) wait_until = x->not_before;
-        q++;
-        continue;
-      }
-      vd_code rc = setup(ctx, hp, x, &x->req->err);
-      if (rc) {
-        x->req->rc = rc;
-        done++;
-      } else {
-        ctx->stats[VD_BE_HTTP].requests++; /* every attempt and every redirect hop */
-        curl_multi_add_handle(hp->multi, x->h);
-        active++;
-      }
-      queue[q] = queue[--qlen];
+  driver d;
+  drv_init(&d, ctx, hp->multi);
+  for (int i = 0; i < n; i++)
+    if (drv_add(&d, &xs[i])) {
+      for (int k = 0; k < n; k++) xs[k].req->rc = vd_nomem(&xs[k].req->err);
+      free(d.wait);
+      return;
     }
-    if (!active && qlen) { /* everyone is backing off */
-      double d = wait_until - now();
-      if (d > 0) {
-        struct timespec ts = {(time_t)d, (long)((d - (time_t)d) * 1e9)};
-        nanosleep(&ts, NULL);
-      }
-      continue;
-    }
-    if (!active) break;
-    int running = 0;
-    curl_multi_perform(hp->multi, &running);
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(hp->multi, &left))) {
-      if (m->msg != CURLMSG_DONE) continue;
-      xfer *x = NULL;
-      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-      CURLcode cc = m->data.result;
-      curl_multi_remove_handle(hp->multi, m->easy_handle);
-      active--;
-      if (finish(ctx, x, cc))
-        done++;
-      else
-        queue[qlen++] = (int)(x - xs);
-    }
-    if (active) {
-      int ms = 1000;
-      if (qlen && wait_until) {
-        double d = (wait_until - now()) * 1000;
-        ms = d < 0 ? 0 : d < ms ? (int)d : ms;
-      }
-      curl_multi_poll(hp->multi, NULL, 0, ms, NULL);
-    }
-  }
-  free(queue);
+  int done = 0;
+  while (done < n && (d.active || d.nwait)) done += drv_turn(&d, 1);
+  free(d.wait);
 }
 
 vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
@@ -797,11 +866,7 @@ vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
   }
   if (m) run(ctx, xs, m);
   vd_code first = VD_OK;
-  for (int i = 0; i < m; i++) {
-    if (xs[i].h) curl_easy_cleanup(xs[i].h);
-    vd_objinfo_free(&xs[i].hinfo);
-    free(xs[i].cur);
-  }
+  for (int i = 0; i < m; i++) xfer_free(&xs[i]);
   for (int i = 0; i < n; i++)
     if (reqs[i]->rc && !first) first = reqs[i]->rc;
   free(xs);
@@ -817,9 +882,7 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   x.req = &r;
   x.head = 1;
   run(ctx, &x, 1);
-  if (x.h) curl_easy_cleanup(x.h);
-  vd_objinfo_free(&x.hinfo);
-  free(x.cur);
+  xfer_free(&x);
   vd_buf_free(&r.body);
   if (r.rc) {
     *err = r.err;
@@ -827,4 +890,73 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   }
   *info = r.info;
   return VD_OK;
+}
+
+/* Requests left in flight between calls on the context's multi handle, so that they
+ * reuse its connections (a point lookup's page goes on the connection that brought the
+ * documents); a blocking call made meanwhile (another cursor of the same query) settles
+ * those that finish during it. Closing aborts what is still under way. */
+struct vd_http_async {
+  driver d;
+  xfer **xs; /* started, not yet waited for */
+  int n, cap;
+};
+
+vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err) {
+  *out = NULL;
+  vd_http *hp = get_http(ctx, err);
+  if (!hp) return err->code;
+  vd_http_async *a = calloc(1, sizeof *a);
+  if (!a) return vd_nomem(err);
+  drv_init(&a->d, ctx, hp->multi);
+  *out = a;
+  return VD_OK;
+}
+
+vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err) {
+  r->rc = VD_OK;
+  vd_err_clear(&r->err);
+  r->info.size = -1;
+  if (a->n == a->cap) {
+    int cap = a->cap ? 2 * a->cap : 16;
+    xfer **xs = realloc(a->xs, cap * sizeof *xs);
+    if (!xs) return vd_nomem(err);
+    a->xs = xs;
+    a->cap = cap;
+  }
+  xfer *x = calloc(1, sizeof *x);
+  if (!x) return vd_nomem(err);
+  x->req = r;
+  if (drv_add(&a->d, x)) {
+    free(x);
+    return vd_nomem(err);
+  }
+  a->xs[a->n++] = x;
+  drv_turn(&a->d, 0); /* on its way now, not at the next wait */
+  return VD_OK;
+}
+
+void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
+  int i = 0;
+  while (i < a->n && a->xs[i]->req != r) i++;
+  if (i == a->n) return; /* not started here: nothing to wait for */
+  xfer *x = a->xs[i];
+  while (!x->finished && (a->d.active || a->d.nwait)) drv_turn(&a->d, 1);
+  if (!x->finished) r->rc = vd_fail(&r->err, VD_IO, "internal error: a request was lost"); /* cannot happen */
+  xfer_free(x);
+  free(x);
+  memmove(a->xs + i, a->xs + i + 1, (a->n - i - 1) * sizeof *a->xs);
+  a->n--;
+}
+
+void vd_http_async_free(vd_http_async *a) {
+  if (!a) return;
+  for (int i = 0; i < a->n; i++) {
+    drv_drop(&a->d, a->xs[i]);
+    xfer_free(a->xs[i]);
+    free(a->xs[i]);
+  }
+  free(a->d.wait);
+  free(a->xs);
+  free(a);
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""A latency-adding HTTP/1.1 proxy for benchmarks (stdlib asyncio only).
+
+  delay_proxy.py UPSTREAM_PORT DELAY_MS [LIFETIME_S]
+
+Listens on a free port of 127.0.0.1 (printed on the first line of stdout) and relays
+each request, unchanged, to 127.0.0.1:UPSTREAM_PORT after DELAY_MS milliseconds: one
+simulated round trip per request, as a distant server costs. Keep-alive connections
+stay open (one upstream connection per client connection), so a client that sends its
+requests one after another pays the delay once per request, and one with N requests in
+flight on N connections pays it once per N. On loopback a sequential fetcher hides
+behind the speed of the link; through this proxy it shows. Only what the benchmarks
+send is handled: GET/HEAD requests without a body, answers with a Content-Length.
+Exits after LIFETIME_S seconds (default 600) whatever happens.
+"""
+import asyncio
+import sys
+
+UPSTREAM = int(sys.argv[1])
+DELAY = float(sys.argv[2]) / 1000.0
+LIFETIME = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
+
+
+async def read_head(reader):
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    return head, length
+
+
+async def serve(creader, cwriter):
+    ureader = uwriter = None
+    try:
+        ureader, uwriter = await asyncio.open_connection("127.0.0.1", UPSTREAM)
+        while True:
+            try:
+                req, _ = await read_head(creader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            head_only = req.startswith(b"HEAD ")
+            await asyncio.sleep(DELAY)
+            uwriter.write(req)
+            await uwriter.drain()
+            resp, length = await read_head(ureader)
+            body = b"" if head_only or resp.split(b" ", 2)[1] in (b"204", b"304") else await ureader.readexactly(length)
+            cwriter.write(resp + body)
+            await cwriter.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        for w in (uwriter, cwriter):
+            if w:
+                w.close()
+
+
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await asyncio.sleep(LIFETIME)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
