@@ -627,4 +627,5 @@ hid_t vh_vfd_fapl(vd_ctx *ctx, const char *base) {
   return fapl;
 }
 
-int vh_is_url(const char *s) { return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8); }
+/* The store says which names are remote objects (http(s) today): no scheme is named here. */
+int vh_is_url(const char *s) { return vd_store_is_remote(s); }

@@ -37,6 +37,7 @@ int vh_vfd_known(vd_ctx *ctx, const char *url);
  * code (VD_NOTFOUND: the server said the file is not there). */
 const char *vh_vfd_last_error(void);
 vd_code vh_vfd_last_code(void);
+/* Whether s names a remote object (the store decides: vd_store_is_remote). */
 int vh_is_url(const char *s);
 /* The URL in a name HDF5 hands the driver: the name itself, or what follows HDF5's
  * "<current directory>/" prefix; NULL when the name holds none (or another shape). */

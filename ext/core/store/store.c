@@ -185,7 +185,7 @@ void vd_url_redact(const char *url, char *out, size_t n) {
            q ? "?..." : "");
 }
 
-/* Scheme, lower-cased host and port of an http(s) URL; -1 when it is not one. */
+/* Scheme, lower-cased host and port of a remote URL (http(s) today); -1 when it is not one. */
 static int origin_of(const char *url, char *scheme, char *host, size_t hn, long *port) {
   CURLU *u = curl_url();
   char *s = NULL, *h = NULL, *pt = NULL;
@@ -193,7 +193,7 @@ static int origin_of(const char *url, char *scheme, char *host, size_t hn, long 
   if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
       curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
       curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-      (strcasecmp(s, "http") == 0 || strcasecmp(s, "https") == 0) && strlen(h) < hn) {
+      vd_store_is_remote(url) && strlen(s) < 8 && strlen(h) < hn) {
     snprintf(scheme, 8, "%s", s);
     for (char *c = scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
     for (size_t i = 0; h[i]; i++) host[i] = (char)tolower((unsigned char)h[i]);
