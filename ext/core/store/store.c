@@ -112,23 +112,20 @@ char *vd_url_path(const char *url) {
   return strdup(url);
 }
 
-/* Object names from datasets are joined into URLs; for http they are percent-encoded
- * (RFC 3986 unreserved and '/' kept) so a name can never change the URL's structure. */
-char *vd_url_join(const char *base, const char *name) {
-  int http = vd_store_is_remote(base);
-  const char *q = carries_query(base) ? strchr(base, '?') : NULL;
-  size_t blen = q ? (size_t)(q - base) : strlen(base);
-  while (blen > 0 && base[blen - 1] == '/' && !(blen == 1)) blen--;
-  size_t nlen = strlen(name), qlen = q ? strlen(q) : 0;
-  char *out = malloc(blen + 1 + nlen * 3 + qlen + 1);
+/* pre[0, plen) + sep + name (percent-encoded with encode: RFC 3986 unreserved and '/'
+ * kept, so a name can never change the URL's structure) + q (a ?query, or NULL). */
+static char *build(const char *pre, size_t plen, const char *sep, const char *name, int encode, const char *q) {
+  size_t nlen = strlen(name), qlen = q ? strlen(q) : 0, slen = strlen(sep);
+  char *out = malloc(plen + slen + nlen * 3 + qlen + 1);
   if (!out) return NULL;
   char *o = out;
-  memcpy(o, base, blen);
-  o += blen;
-  if (!(blen == 1 && base[0] == '/')) *o++ = '/';
+  memcpy(o, pre, plen);
+  o += plen;
+  memcpy(o, sep, slen);
+  o += slen;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-    int keep = !http || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-               (*p >= '0' && *p <= '9') || strchr("-._~/", *p);
+    int keep = !encode || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+               strchr("-._~/", *p);
     if (keep) {
       *o++ = (char)*p;
     } else {
@@ -141,6 +138,22 @@ char *vd_url_join(const char *base, const char *name) {
   }
   *o = 0;
   return out;
+}
+
+/* Object names from datasets are joined into URLs; for remote stores they are
+ * percent-encoded. The base's ?query (backends with VD_CAP_QUERY) goes at the end. */
+char *vd_url_join(const char *base, const char *name) {
+  const char *q = carries_query(base) ? strchr(base, '?') : NULL;
+  size_t blen = q ? (size_t)(q - base) : strlen(base);
+  while (blen > 0 && base[blen - 1] == '/' && !(blen == 1)) blen--;
+  return build(base, blen, blen == 1 && base[0] == '/' ? "" : "/", name, vd_store_is_remote(base), q);
+}
+
+char *vd_url_sibling(const char *file_url, const char *name) {
+  const char *q = carries_query(file_url) ? strchr(file_url, '?') : NULL;
+  size_t dn = q ? (size_t)(q - file_url) : strlen(file_url);
+  while (dn > 0 && file_url[dn - 1] != '/') dn--;
+  return build(file_url, dn, "", name, 0, q);
 }
 
 /* The authority (userinfo, host, port) of a URL with a scheme: [*a, *z). */

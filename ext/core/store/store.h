@@ -120,6 +120,10 @@ void vd_store_invalidate(vd_ctx *ctx, const char *url);
 vd_backend_id vd_url_backend(const char *url);
 /* base + "/" + name, keeping a ?query of base at the end (presigned / SAS URLs). */
 char *vd_url_join(const char *base, const char *name);
+/* name next to the object file_url names (file_url up to its last '/' before any
+ * query, then name verbatim), file_url's ?query carried: how a main file's sub-files
+ * are found (HDF5 takes names as stored, so they are not encoded). malloc'd. */
+char *vd_url_sibling(const char *file_url, const char *name);
 /* url with base's ?query carried over (malloc'd): for objects derived from base by
  * others (HDF5 joins a sub-file's name onto the main file's directory itself). Only when
  * url has no query of its own and lies on base's scheme, host and port: a query is a
