@@ -9,6 +9,7 @@
 #include "formats/vtkhdf_vfd.h"
 #include "store/store.h"
 #include "tap.h"
+#include "vd_ctx.h"
 
 static void is(char *got, const char *want, const char *what) {
   ok(got && !strcmp(got, want), "%s: %s", what, got ? got : "(null)");
@@ -42,5 +43,12 @@ int main(void) {
      "http://h/d/sub/p1.vtkhdf?X-Amz-Credential=AK/2026/s3&X-Amz-Signature=ff", "derived: ... with its subdirectory");
   is(vh_vfd_derived("http://h/d/m.vtkhdf?sig=1", "http://h/d/p.vtkhdf"), "http://h/d/p.vtkhdf?sig=1",
      "derived: HDF5's join of a query without '/': query carried");
+  vd_ctx *ctx = vd_ctx_new();
+  vd_err e;
+  ok(vd_url_allowed(ctx, "http://h:notaport/d/m?sig=1", "http://h/d/p", &e) == VD_INVALID &&
+         !strcmp(e.msg, "http://h:notaport/d/m?...: a malformed URL, so http://h/d/p (which it refers to) is not requested"),
+     "allowed-hosts rule: a remote base that does not parse lets nothing through: %s", e.msg);
+  ok(vd_url_allowed(ctx, "/d/m.vtkhdf", "http://anywhere/x", &e) == VD_OK, "... a local base is not held by it");
+  vd_ctx_free(ctx);
   return done_testing();
 }

@@ -203,15 +203,16 @@ static int origin_of(const char *url, char *scheme, char *host, size_t hn, long 
   CURLU *u = curl_url();
   char *s = NULL, *h = NULL, *pt = NULL;
   int rc = -1;
-  if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+  /* schemes curl does not speak (s3://, az://) parse too; they have no default port (0) */
+  if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
       curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) == CURLUE_OK &&
       vd_store_is_remote(url) && strlen(s) < 8 && strlen(h) < hn) {
+    if (curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) != CURLUE_OK) pt = NULL;
     snprintf(scheme, 8, "%s", s);
     for (char *c = scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
     for (size_t i = 0; h[i]; i++) host[i] = (char)tolower((unsigned char)h[i]);
     host[strlen(h)] = 0;
-    *port = strtol(pt, NULL, 10);
+    *port = pt ? strtol(pt, NULL, 10) : 0;
     rc = 0;
   }
   curl_free(s);
@@ -259,7 +260,9 @@ vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err
   long bp, tp;
   vd_url_redact(base, wb, sizeof wb);
   vd_url_redact(target, wt, sizeof wt);
-  if (origin_of(base, bs, bh, sizeof bh, &bp)) return VD_OK; /* a local dataset: its links are local paths */
+  if (!vd_store_is_remote(base)) return VD_OK; /* a local dataset: its links are local paths */
+  if (origin_of(base, bs, bh, sizeof bh, &bp)) /* nothing to compare with: refused, never let through */
+    return vd_fail(err, VD_INVALID, "%s: a malformed URL, so %s (which it refers to) is not requested", wb, wt);
   if (origin_of(target, ts, th, sizeof th, &tp))
     return vd_fail(err, VD_UNSUPPORTED, "%s: refers to %s, which is not an http(s) URL on its host", wb, wt);
   if (strcmp(bs, ts) == 0 && strcmp(bh, th) == 0 && bp == tp) return VD_OK;
