@@ -1,10 +1,13 @@
 /* The file backend through the store interface: put (body, user metadata, If-Match,
  * If-None-Match), head, list (prefix, pages, metadata) and delete, the read-only http
  * refusal, the capability queries, and conditional puts raced by two processes (exactly
- * one wins, the other gets VD_PRECONDITION). Expected values come from the OS, not from
+ * one wins, the other gets VD_PRECONDITION), and the clear refusal on a file system without
+ * user xattrs (ramfs, mounted in a private namespace). Expected values come from the OS, not from
  * the store: file bytes read with stdio, attributes with getxattr, names listed here. */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +104,60 @@ static void race(const char *url, const char *if_match, int if_none, int *won, i
   close(res[0]);
   while (wait(NULL) > 0) {
   }
+}
+
+/* A put with metadata onto ramfs (no user xattrs), in a child with its own user and
+ * mount namespaces: 0 and the code and message, or -1 when namespaces are not allowed. */
+static int on_ramfs(vd_code *rc, char *msg, size_t n) {
+  int fds[2];
+  if (pipe(fds)) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/ramfs", dir);
+    mkdir(sub, 0755);
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) _exit(3);
+    char map[64];
+    snprintf(map, sizeof map, "0 %u 1", (unsigned)uid); /* files get an owner (else EOVERFLOW) */
+    write_file("/proc/self/uid_map", map);
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+    write_file("/proc/self/gid_map", map);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+        mount("none", sub, "ramfs", 0, NULL))
+      _exit(3);
+    vd_ctx *ctx = vd_ctx_new();
+    vd_err e = {0};
+    vd_kv m = {"vdschunkmetadata", "AQEBAQAAAAA="};
+    char url[700];
+    snprintf(url, sizeof url, "%s/obj", sub);
+    vd_code c = put(ctx, url, "x", &m, 1, NULL, 0, NULL, &e);
+    int left = access(url, F_OK) == 0;
+    DIR *d = opendir(sub);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+      if (de->d_name[0] != '.' || strlen(de->d_name) > 2) left = 1;
+    if (d) closedir(d);
+    dprintf(fds[1], "%d %d %s", (int)c, left, e.msg);
+    vd_ctx_free(ctx);
+    _exit(0);
+  }
+  close(fds[1]);
+  char buf[1200] = "";
+  ssize_t k = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (k <= 0) return -1;
+  buf[k] = 0;
+  int c = 0, left = 0, off = 0;
+  if (sscanf(buf, "%d %d %n", &c, &left, &off) < 2) return -1;
+  *rc = left ? VD_ERROR : (vd_code)c; /* anything left behind fails the test */
+  snprintf(msg, n, "%s", buf + off);
+  return 0;
 }
 
 int main(void) {
@@ -249,6 +306,15 @@ int main(void) {
   ok(!bad_ifn, "If-None-Match raced likewise on a new name: one creates, one gets VD_PRECONDITION (%d bad rounds)",
      bad_ifn);
   ok(temps_left() == 0, "no temporary file left behind by the races");
+
+  /* a file system without user xattrs: one clear refusal, nothing left */
+  vd_code rrc;
+  char rmsg[1100];
+  if (on_ramfs(&rrc, rmsg, sizeof rmsg) == 0)
+    ok(rrc == VD_UNSUPPORTED && strstr(rmsg, "does not keep user extended attributes (user.vdschunkmetadata)"),
+       "metadata on ramfs (no user xattrs): VD_UNSUPPORTED, nothing left: %s", rmsg);
+  else
+    skip(1, "no user and mount namespaces here to mount a ramfs (no file system without user xattrs to try)");
 
   vd_ctx_free(ctx);
   char cmd[600];

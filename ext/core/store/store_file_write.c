@@ -95,7 +95,7 @@ static vd_code set_meta(int fd, const vd_kv *m, const char *path, vd_err *err) {
   if (errno == ENOTSUP)
     return vd_fail(err, VD_UNSUPPORTED,
                    "%s: the file system does not keep user extended attributes (%s), which hold object metadata "
-                   "(tmpfs before Linux 6.6, some overlay and network mounts): write the objects elsewhere",
+                   "(ramfs, tmpfs before Linux 6.6, some overlay and network mounts): write the objects elsewhere",
                    path, name);
   if (errno == E2BIG || errno == ERANGE || errno == ENOSPC)
     return vd_fail(err, VD_INVALID, "%s: metadata %s (%zu bytes) is more than the file system keeps (%s)", path, name,
