@@ -68,7 +68,7 @@ static const setting settings[] = {
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
-    {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for the archive lock"},
+    {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, 0,
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},

@@ -16,7 +16,9 @@ typedef enum vd_code {
   VD_CONSTRAINT,   /* write would violate a rule (duplicate name, ...) */
   VD_BUSY,
   VD_READONLY,
-  VD_UNSUPPORTED
+  VD_UNSUPPORTED,
+  VD_PRECONDITION  /* a conditional write lost: the object changed (If-Match) or exists
+                      (If-None-Match); nothing was written */
 } vd_code;
 
 typedef struct vd_err {

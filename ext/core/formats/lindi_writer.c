@@ -444,9 +444,11 @@ static vd_code open_file(lindi_writer *w, vd_err *err) {
 
 vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {
   *out = NULL;
-  if (vd_url_backend(url) == VD_BE_HTTP)
+  /* unknown schemes, file://host/...: the store's refusal; never a local file name */
+  if (vd_url_check(url, err)) return err->code;
+  /* the writer works on a local file (descriptors, a journal, flock): any other store is refused */
+  if (!vd_store_is_local(url))
     return vd_fail(err, VD_READONLY, "lindi_tar: remote archives are read-only; write a local copy instead");
-  if (vd_url_check(url, err)) return err->code; /* s3://..., file://host/...: never a local file name */
   char *want = vd_url_path(url), *real = want ? canonical(want) : NULL;
   for (lindi_writer *o = ctx->lindi_writers; o && real; o = o->next) {
     char *r2 = canonical(o->path);

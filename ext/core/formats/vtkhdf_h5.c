@@ -586,18 +586,16 @@ static char *join(const char *dir, size_t dn, const char *name) {
 static int candidates(const char *holder, const char *name, char **c) {
   int n = 0;
   if (vh_is_url(holder)) {
-    /* HDF5 joins onto holder up to its last '/' (a '/' inside a ?query too: the result
-     * is then refused by vh_url_check); its other tries are local paths, which the
-     * driver refuses without a request */
-    const char *slash = strrchr(holder, '/');
-    size_t dn = slash ? (size_t)(slash - holder) : strlen(holder);
+    /* HDF5 joins onto holder's directory, as the driver's open sees it (vh_vfd_derived:
+     * holder's ?query carried, presigned / SAS); its other tries are local paths, which
+     * the driver refuses without a request */
     const char *url = vh_vfd_url(name);
     if (url) { /* a URL (or the current directory and a URL) */
-      c[n++] = strdup(url);
+      c[n++] = vd_url_carry_query(holder, url);
     } else if (name[0] == '/') { /* a local absolute name: its basename next to holder */
-      c[n++] = join(holder, dn, strrchr(name, '/') + 1);
+      c[n++] = vd_url_sibling(holder, strrchr(name, '/') + 1);
     } else {
-      c[n++] = join(holder, dn, name);
+      c[n++] = vd_url_sibling(holder, name);
     }
     return n;
   }

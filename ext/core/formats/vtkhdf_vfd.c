@@ -247,9 +247,11 @@ void vh_err_redact(vd_err *err) {
 
 vd_code vh_url_check(vd_ctx *ctx, const char *base, const char *url, vd_err *err) {
   if (!strcmp(base, url)) return VD_OK;
-  const char *sep = strstr(url, "://"), *q = strpbrk(url, "?#");
+  const char *sep = strstr(url, "://"), *q = strpbrk(url, "?#"), *bq = strpbrk(base, "?#");
   const char *inner = sep ? strstr(sep + 3, "://") : NULL;
-  if (!vh_is_url(url) || (inner && (!q || inner < q)) || (q && strchr(q, '/'))) {
+  /* a '/' in a query: a name HDF5 joined after it, unless it is the main file's own query carried over */
+  int joined = q && strchr(q, '/') && !(bq && strcmp(q, bq) == 0);
+  if (!vh_is_url(url) || (inner && (!q || inner < q)) || joined) {
     char wb[600], wu[600];
     vh_show(base, wb, sizeof wb);
     vh_show(url, wu, sizeof wu);
@@ -406,6 +408,16 @@ static vd_blob *fetch_head(vd_ctx *ctx, const char *url, int64_t *size) {
   return take_head(ctx, url, &r, size);
 }
 
+char *vh_vfd_derived(const char *base, const char *url) {
+  const char *q = strchr(base, '?'), *slash = strrchr(base, '/');
+  if (!strcmp(url, base)) return strdup(url);
+  if (q && slash > q && strncmp(url, base, (size_t)(slash - base + 1)) == 0)
+    return vd_url_sibling(base, url + (slash - base + 1));
+  return vd_url_carry_query(base, url);
+}
+
+static H5FD_t *open_url(vd_ctx *ctx, const char *base, const char *url);
+
 static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   (void)maxaddr;
   vd_err_clear(&last_err);
@@ -432,6 +444,19 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
     vd_fail(&last_err, VD_NOTFOUND, "%s: not a URL", shown);
     return NULL;
   }
+  char *own = vh_vfd_derived(base, url);
+  if (!own) {
+    vd_nomem(&last_err);
+    return NULL;
+  }
+  H5FD_t *r = open_url(ctx, base, own);
+  free(own);
+  return r;
+}
+
+/* The open of url (a sub-file derived from the main file base, or base itself). */
+static H5FD_t *open_url(vd_ctx *ctx, const char *base, const char *url) {
+  char shown[600];
   /* a sub-file: only on the main file's scheme, host and port (or allowed_hosts) */
   if (vh_url_check(ctx, base, url, &last_err)) return NULL;
   vfd_file *f = live_file(ctx, url, 1);
@@ -627,4 +652,5 @@ hid_t vh_vfd_fapl(vd_ctx *ctx, const char *base) {
   return fapl;
 }
 
-int vh_is_url(const char *s) { return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8); }
+/* The store says which names are remote objects (http(s) today): no scheme is named here. */
+int vh_is_url(const char *s) { return vd_store_is_remote(s); }

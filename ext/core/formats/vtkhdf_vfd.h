@@ -37,6 +37,12 @@ int vh_vfd_known(vd_ctx *ctx, const char *url);
  * code (VD_NOTFOUND: the server said the file is not there). */
 const char *vh_vfd_last_error(void);
 vd_code vh_vfd_last_code(void);
+/* The URL the driver opens for url, a name HDF5 composed from the main file's URL base:
+ * base's ?query carried (vd_url_carry_query), and when that query holds a '/' (HDF5 then
+ * joins sub-file names after it, inside the query) the name put back next to the main
+ * file (vd_url_sibling). malloc'd. */
+char *vh_vfd_derived(const char *base, const char *url);
+/* Whether s names a remote object (the store decides: vd_store_is_remote). */
 int vh_is_url(const char *s);
 /* The URL in a name HDF5 hands the driver: the name itself, or what follows HDF5's
  * "<current directory>/" prefix; NULL when the name holds none (or another shape). */

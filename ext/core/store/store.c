@@ -1,4 +1,5 @@
-/* Backend dispatch, the cached document path and URL helpers (see store.h). */
+/* Backend dispatch (the one scheme table), the cached document path and URL helpers
+ * (see store.h, backend.h). */
 #include "store.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "backend.h"
 #include "cache.h"
 
 void vd_objinfo_free(vd_objinfo *i) {
@@ -48,16 +50,57 @@ const char *vd_objinfo_meta(const vd_objinfo *i, const char *suffix) {
   return NULL;
 }
 
-vd_backend_id vd_url_backend(const char *url) {
-  if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0) return VD_BE_HTTP;
-  return VD_BE_FILE;
-}
-
-static int has_scheme(const char *url) {
+/* Length of url's scheme when it has one ("scheme://"), else 0. */
+static size_t scheme_len(const char *url) {
   const char *p = url;
   while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+')
     p++;
-  return p > url && p[0] == ':' && p[1] == '/' && p[2] == '/';
+  return p > url && p[0] == ':' && p[1] == '/' && p[2] == '/' ? (size_t)(p - url) : 0;
+}
+
+static int has_scheme(const char *url) { return scheme_len(url) > 0; }
+
+/* The one place where a scheme picks a backend (S3 and Azure join here). */
+static const struct {
+  const char *scheme;
+  const vd_backend_ops *ops;
+} schemes[] = {
+    {"file", &vd_file_ops},
+    {"http", &vd_http_ops},
+    {"https", &vd_http_ops},
+};
+
+const vd_backend_ops *vd_backend_of(const char *url) {
+  size_t n = scheme_len(url);
+  if (!n) return &vd_file_ops; /* a path */
+  for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
+    if (strlen(schemes[i].scheme) == n && strncasecmp(url, schemes[i].scheme, n) == 0) return schemes[i].ops;
+  return NULL;
+}
+
+vd_backend_id vd_url_backend(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b ? b->id : VD_BE_FILE; /* unknown schemes are refused before any request */
+}
+
+int vd_store_is_local(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b && (b->caps & VD_CAP_LOCAL);
+}
+
+int vd_store_is_remote(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b && !(b->caps & VD_CAP_LOCAL);
+}
+
+int vd_store_can_write(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b && (b->caps & VD_CAP_WRITE);
+}
+
+static int carries_query(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b && (b->caps & VD_CAP_QUERY);
 }
 
 char *vd_url_path(const char *url) {
@@ -69,23 +112,20 @@ char *vd_url_path(const char *url) {
   return strdup(url);
 }
 
-/* Object names from datasets are joined into URLs; for http they are percent-encoded
- * (RFC 3986 unreserved and '/' kept) so a name can never change the URL's structure. */
-char *vd_url_join(const char *base, const char *name) {
-  int http = vd_url_backend(base) == VD_BE_HTTP;
-  const char *q = http ? strchr(base, '?') : NULL;
-  size_t blen = q ? (size_t)(q - base) : strlen(base);
-  while (blen > 0 && base[blen - 1] == '/' && !(blen == 1)) blen--;
-  size_t nlen = strlen(name), qlen = q ? strlen(q) : 0;
-  char *out = malloc(blen + 1 + nlen * 3 + qlen + 1);
+/* pre[0, plen) + sep + name (percent-encoded with encode: RFC 3986 unreserved and '/'
+ * kept, so a name can never change the URL's structure) + q (a ?query, or NULL). */
+static char *build(const char *pre, size_t plen, const char *sep, const char *name, int encode, const char *q) {
+  size_t nlen = strlen(name), qlen = q ? strlen(q) : 0, slen = strlen(sep);
+  char *out = malloc(plen + slen + nlen * 3 + qlen + 1);
   if (!out) return NULL;
   char *o = out;
-  memcpy(o, base, blen);
-  o += blen;
-  if (!(blen == 1 && base[0] == '/')) *o++ = '/';
+  memcpy(o, pre, plen);
+  o += plen;
+  memcpy(o, sep, slen);
+  o += slen;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-    int keep = !http || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-               (*p >= '0' && *p <= '9') || strchr("-._~/", *p);
+    int keep = !encode || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+               strchr("-._~/", *p);
     if (keep) {
       *o++ = (char)*p;
     } else {
@@ -97,6 +137,46 @@ char *vd_url_join(const char *base, const char *name) {
     o += qlen;
   }
   *o = 0;
+  return out;
+}
+
+/* Object names from datasets are joined into URLs; for remote stores they are
+ * percent-encoded. The base's ?query (backends with VD_CAP_QUERY) goes at the end. */
+char *vd_url_join(const char *base, const char *name) {
+  const char *q = carries_query(base) ? strchr(base, '?') : NULL;
+  size_t blen = q ? (size_t)(q - base) : strlen(base);
+  while (blen > 0 && base[blen - 1] == '/' && !(blen == 1)) blen--;
+  return build(base, blen, blen == 1 && base[0] == '/' ? "" : "/", name, vd_store_is_remote(base), q);
+}
+
+char *vd_url_sibling(const char *file_url, const char *name) {
+  const char *q = carries_query(file_url) ? strchr(file_url, '?') : NULL;
+  size_t dn = q ? (size_t)(q - file_url) : strlen(file_url);
+  while (dn > 0 && file_url[dn - 1] != '/') dn--;
+  return build(file_url, dn, "", name, 0, q);
+}
+
+/* The authority (userinfo, host, port) of a URL with a scheme: [*a, *z). */
+static void authority(const char *url, const char **a, const char **z) {
+  *a = url + scheme_len(url) + 3;
+  *z = *a + strcspn(*a, "/?#");
+}
+
+char *vd_url_carry_query(const char *base, const char *url) {
+  const char *q = carries_query(base) ? strchr(base, '?') : NULL;
+  size_t sl = scheme_len(base);
+  if (!q || strpbrk(url, "?#") || sl != scheme_len(url) || strncasecmp(base, url, sl) != 0) return strdup(url);
+  const char *ba, *bz, *ua, *uz;
+  authority(base, &ba, &bz);
+  authority(url, &ua, &uz);
+  if (bz > q || bz - ba != uz - ua || strncasecmp(ba, ua, (size_t)(bz - ba)) != 0) return strdup(url);
+  size_t ul = strlen(url), ql = strcspn(q, "#");
+  char *out = malloc(ul + ql + 1);
+  if (out) {
+    memcpy(out, url, ul);
+    memcpy(out + ul, q, ql);
+    out[ul + ql] = 0;
+  }
   return out;
 }
 
@@ -118,20 +198,21 @@ void vd_url_redact(const char *url, char *out, size_t n) {
            q ? "?..." : "");
 }
 
-/* Scheme, lower-cased host and port of an http(s) URL; -1 when it is not one. */
+/* Scheme, lower-cased host and port of a remote URL (http(s) today); -1 when it is not one. */
 static int origin_of(const char *url, char *scheme, char *host, size_t hn, long *port) {
   CURLU *u = curl_url();
   char *s = NULL, *h = NULL, *pt = NULL;
   int rc = -1;
-  if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+  /* schemes curl does not speak (s3://, az://) parse too; they have no default port (0) */
+  if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
       curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-      (strcasecmp(s, "http") == 0 || strcasecmp(s, "https") == 0) && strlen(h) < hn) {
+      vd_store_is_remote(url) && strlen(s) < 8 && strlen(h) < hn) {
+    if (curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) != CURLUE_OK) pt = NULL;
     snprintf(scheme, 8, "%s", s);
     for (char *c = scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
     for (size_t i = 0; h[i]; i++) host[i] = (char)tolower((unsigned char)h[i]);
     host[strlen(h)] = 0;
-    *port = strtol(pt, NULL, 10);
+    *port = pt ? strtol(pt, NULL, 10) : 0;
     rc = 0;
   }
   curl_free(s);
@@ -179,7 +260,9 @@ vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err
   long bp, tp;
   vd_url_redact(base, wb, sizeof wb);
   vd_url_redact(target, wt, sizeof wt);
-  if (origin_of(base, bs, bh, sizeof bh, &bp)) return VD_OK; /* a local dataset: its links are local paths */
+  if (!vd_store_is_remote(base)) return VD_OK; /* a local dataset: its links are local paths */
+  if (origin_of(base, bs, bh, sizeof bh, &bp)) /* nothing to compare with: refused, never let through */
+    return vd_fail(err, VD_INVALID, "%s: a malformed URL, so %s (which it refers to) is not requested", wb, wt);
   if (origin_of(target, ts, th, sizeof th, &tp))
     return vd_fail(err, VD_UNSUPPORTED, "%s: refers to %s, which is not an http(s) URL on its host", wb, wt);
   if (strcmp(bs, ts) == 0 && strcmp(bh, th) == 0 && bp == tp) return VD_OK;
@@ -195,7 +278,7 @@ vd_code vd_url_check(const char *url, vd_err *err) {
   vd_url_redact(url, where, sizeof where);
   if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
     return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
-  if (!has_scheme(url) || vd_url_backend(url) == VD_BE_HTTP || strncasecmp(url, "file://", 7) == 0) return VD_OK;
+  if (vd_backend_of(url)) return VD_OK;
   return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
 }
 
@@ -205,6 +288,13 @@ vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t 
                    "transfer aborted", where, (long long)cap);
   return vd_fail(err, VD_IO, "%s: the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
                  where, (long long)size, (long long)cap);
+}
+
+/* The backends in the scheme table, each once, by stats id. */
+static const vd_backend_ops *by_id(vd_backend_id id) {
+  for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
+    if (schemes[i].ops->id == id) return schemes[i].ops;
+  return NULL;
 }
 
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
@@ -226,8 +316,8 @@ vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
     vd_backend_id b = vd_url_backend(reqs[i].url);
     by[b][cnt[b]++] = &reqs[i];
   }
-  if (cnt[VD_BE_FILE]) vd_file_get_many(ctx, by[VD_BE_FILE], cnt[VD_BE_FILE]);
-  if (cnt[VD_BE_HTTP]) vd_http_get_many(ctx, by[VD_BE_HTTP], cnt[VD_BE_HTTP]);
+  for (int b = 0; b < VD_BE_COUNT; b++)
+    if (cnt[b]) by_id((vd_backend_id)b)->get_many(ctx, by[b], cnt[b]);
   for (int b = 0; b < VD_BE_COUNT; b++) free(by[b]);
   for (int i = 0; i < n; i++)
     if (reqs[i].rc) return reqs[i].rc;
@@ -260,8 +350,47 @@ vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
   memset(info, 0, sizeof *info);
   info->size = -1;
   if (vd_url_check(url, err)) return err->code;
-  return vd_url_backend(url) == VD_BE_HTTP ? vd_http_head(ctx, url, info, err)
-                                            : vd_file_head(ctx, url, info, err);
+  return vd_backend_of(url)->head(ctx, url, info, err);
+}
+
+/* The one refusal of a write, listing or delete on a backend without it. */
+static vd_code refused(const char *url, const char *what, vd_err *err) {
+  char where[600];
+  vd_url_redact(url, where, sizeof where);
+  return vd_fail(err, VD_READONLY, "%s: cannot %s: %s URLs are read-only", where, what, vd_backend_of(url)->label);
+}
+
+vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
+  p->etag[0] = 0;
+  if (vd_url_check(p->url, err)) return err->code;
+  const vd_backend_ops *b = vd_backend_of(p->url);
+  return b->put ? b->put(ctx, p, err) : refused(p->url, "write", err);
+}
+
+vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err) {
+  if (vd_url_check(url, err)) return err->code;
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b->del ? b->del(ctx, url, err) : refused(url, "delete", err);
+}
+
+vd_code vd_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err) {
+  memset(out, 0, sizeof *out);
+  if (vd_url_check(url, err)) return err->code;
+  if (max <= 0) return vd_fail(err, VD_INVALID, "vd_list: a page holds at least one object");
+  const vd_backend_ops *b = vd_backend_of(url);
+  vd_code rc = b->list ? b->list(ctx, url, token, max, out, err) : refused(url, "list", err);
+  if (rc) vd_listing_free(out);
+  return rc;
+}
+
+void vd_listing_free(vd_listing *l) {
+  for (int i = 0; i < l->n; i++) {
+    free(l->ent[i].key);
+    vd_objinfo_free(&l->ent[i].info);
+  }
+  free(l->ent);
+  free(l->next);
+  memset(l, 0, sizeof *l);
 }
 
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err) {

@@ -45,6 +45,46 @@ vd_code vd_get(vd_ctx *ctx, const char *url, int64_t off, int64_t len, vd_buf *o
                vd_err *err);
 vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 
+/* Writes, listings and deletes (backends with VD_CAP_WRITE / VD_CAP_LIST; the others
+ * refuse with one wording, naming the URL). The conventions all backends keep (etags,
+ * preconditions, metadata keys, listing order) are in backend.h. */
+typedef struct vd_putreq {
+  const char *url;
+  const void *body;
+  size_t len;
+  const vd_kv *meta;  /* user metadata (replaces the object's), keys as given */
+  int nmeta;
+  const char *if_match; /* put only over an object with this etag (NULL: whatever is there) */
+  int if_none_match;    /* put only when no object exists yet (create-only) */
+  char etag[128];       /* out: the new object's etag */
+} vd_putreq;
+/* A failed If-Match / If-None-Match is VD_PRECONDITION: nothing was written. */
+vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
+/* Deleting a missing object is not an error. */
+vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err);
+
+typedef struct vd_listent {
+  char *key;       /* relative to the listed URL's directory (its part up to the last '/') */
+  vd_objinfo info; /* size, etag, mtime; user metadata when has_meta */
+  int has_meta;    /* 0: the listing does not give metadata (S3): a HEAD does */
+} vd_listent;
+typedef struct vd_listing {
+  vd_listent *ent;
+  int n;
+  char *next; /* opaque continuation token for the next page; NULL: this was the last */
+} vd_listing;
+/* The objects whose URL starts with url (a directory ending in '/', or a directory and a
+ * key prefix), recursively, in byte order of their keys, at most max (> 0) of them,
+ * starting after token (NULL: from the first). */
+vd_code vd_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+void vd_listing_free(vd_listing *l);
+
+/* Capability queries, so that formats never look at a scheme themselves. Unknown
+ * schemes are neither local nor remote (vd_url_check refuses them). */
+int vd_store_is_local(const char *url);  /* a local file: a path or file:// */
+int vd_store_is_remote(const char *url); /* served by a non-local backend (http(s), ...) */
+int vd_store_can_write(const char *url); /* its backend has put and delete */
+
 /* Whole small objects (JSON documents, metadata pages) through the document cache. */
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
 /* The same for many at once; all-or-nothing: on failure every out[i] is NULL. */
@@ -80,6 +120,15 @@ void vd_store_invalidate(vd_ctx *ctx, const char *url);
 vd_backend_id vd_url_backend(const char *url);
 /* base + "/" + name, keeping a ?query of base at the end (presigned / SAS URLs). */
 char *vd_url_join(const char *base, const char *name);
+/* name next to the object file_url names (file_url up to its last '/' before any
+ * query, then name verbatim), file_url's ?query carried: how a main file's sub-files
+ * are found (HDF5 takes names as stored, so they are not encoded). malloc'd. */
+char *vd_url_sibling(const char *file_url, const char *name);
+/* url with base's ?query carried over (malloc'd): for objects derived from base by
+ * others (HDF5 joins a sub-file's name onto the main file's directory itself). Only when
+ * url has no query of its own and lies on base's scheme, host and port: a query is a
+ * credential and never goes to another server. Otherwise a copy of url. */
+char *vd_url_carry_query(const char *base, const char *url);
 /* The one redaction of every URL that reaches an error, a result column or a log: no
  * userinfo, no query (nor fragment) values: secrets never leave. */
 void vd_url_redact(const char *url, char *out, size_t n);

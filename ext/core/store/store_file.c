@@ -1,5 +1,6 @@
-/* Local-file backend: objects are files under a directory, user metadata lives in
- * extended attributes user.<key> (what `setfattr -n user.vdschunkmetadata` writes). */
+/* Local-file backend, reads: objects are files under a directory, user metadata lives
+ * in extended attributes user.<key> (what `setfattr -n user.vdschunkmetadata` writes).
+ * Writes and listings: store_file_write.c, store_file_list.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "backend.h"
 
 static vd_code file_error(vd_err *e, const char *path, int errnum, const char *what) {
   vd_code c = (errnum == ENOENT || errnum == ENOTDIR) ? VD_NOTFOUND : VD_IO;
@@ -28,11 +29,19 @@ static void read_xattrs(int fd, vd_objinfo *info) {
   }
 }
 
-static void fill_info(int fd, const struct stat *st, vd_objinfo *info) {
+/* A file's etag changes whenever its content may have: every put writes a new file (a
+ * new inode) and renames it into place, and the modification time in nanoseconds and
+ * the size catch writes in place by other tools. Seconds alone would not do: two puts
+ * of the same size in one second would look alike to If-Match. */
+void vd_file_etag(const struct stat *st, char *out, size_t n) {
+  snprintf(out, n, "\"%llx-%llx.%lx-%llx\"", (unsigned long long)st->st_ino, (unsigned long long)st->st_mtim.tv_sec,
+           (unsigned long)st->st_mtim.tv_nsec, (unsigned long long)st->st_size);
+}
+
+void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info) {
   info->size = st->st_size;
   info->mtime = st->st_mtime;
-  snprintf(info->etag, sizeof info->etag, "\"%llx-%llx\"", (unsigned long long)st->st_mtime,
-           (unsigned long long)st->st_size);
+  vd_file_etag(st, info->etag, sizeof info->etag);
   read_xattrs(fd, info);
 }
 
@@ -76,7 +85,7 @@ static vd_code get_one(vd_ctx *ctx, vd_getreq *r) {
     free(path);
     return rc;
   }
-  if (r->want_info) fill_info(fd, &st, &r->info);
+  if (r->want_info) vd_file_fill_info(fd, &st, &r->info);
   int64_t size = st.st_size;
   if (r->off < 0 || r->off > size) {
     rc = vd_fail(&r->err, VD_INVALID, "%s: byte range starting at %lld is past the end (%lld bytes)",
@@ -129,9 +138,12 @@ vd_code vd_file_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   struct stat st;
   vd_code rc = vd_file_open_regular(path, O_RDONLY, &fd, &st, err);
   if (!rc) {
-    fill_info(fd, &st, info);
+    vd_file_fill_info(fd, &st, info);
     close(fd);
   }
   free(path);
   return rc;
 }
+
+const vd_backend_ops vd_file_ops = {VD_BE_FILE,         "local file", VD_CAP_LOCAL | VD_CAP_WRITE | VD_CAP_LIST,
+                                    vd_file_get_many,   vd_file_head, vd_file_put, vd_file_list, vd_file_delete};

@@ -29,7 +29,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "store.h"
+#include "backend.h"
 
 #define MAX_HOPS 5
 #define ERR_BODY_MAX (64 << 10) /* bytes of an error or redirect body read (and dropped) */
@@ -960,3 +960,6 @@ void vd_http_async_free(vd_http_async *a) {
   free(a->xs);
   free(a);
 }
+
+/* Read-only: put, list and delete are refused by the store with one wording. */
+const vd_backend_ops vd_http_ops = {VD_BE_HTTP, "http(s)", VD_CAP_QUERY, vd_http_get_many, vd_http_head, NULL, NULL, NULL};

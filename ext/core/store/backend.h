@@ -1,0 +1,60 @@
+/* The backend interface of the store: one table of operations per kind of store, found
+ * by URL scheme in one place (vd_backend_of, store.c). Everything above the store asks
+ * the store (vd_get, vd_put, vd_list, ..., vd_store_is_local); only store.c looks at a
+ * URL's scheme, and only through the table there.
+ *
+ * Conventions every backend keeps, so that S3 (radosgw) and Azure (Azurite) fit without
+ * changing callers (their quirks: tests/store/servers.t, ../shared/spec/object-stores.md):
+ * - An etag is the quoted form HEAD gives (S3 "md5", Azure "0x..."); a backend that gets
+ *   it otherwise (Azure listings: unquoted) quotes it, and one whose service wants it
+ *   otherwise in If-Match (radosgw: unquoted) converts it when sending.
+ * - A failed precondition is VD_PRECONDITION whatever the service says (S3 412, Azure
+ *   412 for If-Match and 409 BlobAlreadyExists for a create-only put).
+ * - Deleting a missing object is not an error (S3 answers 204; Azure's 404 is mapped).
+ * - User metadata keys are lower-case without the service's prefix (x-amz-meta-,
+ *   x-ms-meta-, user.); values as stored. A put replaces all of an object's metadata.
+ * - Ranges are always explicit "a-b" or "a-" (never suffix ranges: Azurite breaks them).
+ * - Listings are recursive (no delimiter), in byte order of the keys, paged through an
+ *   opaque continuation token (S3 NextContinuationToken, Azure NextMarker; the file
+ *   backend's is the last key of the page). */
+#ifndef VD_BACKEND_H
+#define VD_BACKEND_H
+
+#include "store.h"
+
+enum {
+  VD_CAP_LOCAL = 1, /* objects are local files: a path can be opened directly */
+  VD_CAP_WRITE = 2, /* put and delete */
+  VD_CAP_LIST = 4,  /* list */
+  VD_CAP_QUERY = 8  /* a ?query is part of the URL (presigned / SAS) and is carried to
+                       every object derived from it; for files '?' is a name's byte */
+};
+
+typedef struct vd_backend_ops {
+  vd_backend_id id;  /* the row of vdsql_stats() its requests count in */
+  const char *label; /* in messages: "<label> URLs are read-only" */
+  unsigned caps;
+  /* Whole objects or ranges, many at once (in parallel where the backend can); each
+   * request carries its own rc/err. */
+  vd_code (*get_many)(vd_ctx *ctx, vd_getreq **reqs, int n);
+  vd_code (*head)(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+  /* NULL where the backend is read-only (the store refuses with one wording). */
+  vd_code (*put)(vd_ctx *ctx, vd_putreq *p, vd_err *err);
+  vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+  vd_code (*del)(vd_ctx *ctx, const char *url, vd_err *err);
+} vd_backend_ops;
+
+/* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
+const vd_backend_ops *vd_backend_of(const char *url);
+
+extern const vd_backend_ops vd_file_ops, vd_http_ops;
+
+/* The file backend's pieces (store_file*.c). */
+struct stat;
+void vd_file_etag(const struct stat *st, char *out, size_t n);
+void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info);
+vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
+vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err);
+vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+
+#endif
