@@ -83,7 +83,9 @@ typedef struct src {
   /* read ahead (http): pieces [take, next) in flight up to end, each `piece` bytes */
   int planned;       /* 0 not yet, 1 reading ahead, -1 not */
   vd_ahead *ahead;
-  int64_t take, next, piece;
+  int64_t take, next, piece, piece_max;
+  int64_t lens[AHEAD]; /* each piece's length, in the order pushed */
+  unsigned npushed, ntaken;
 } src;
 
 static vd_code src_probe(void *ud, const int64_t *off, int n, int64_t len, vd_buf *out, vd_err *err) {
@@ -115,7 +117,14 @@ static vd_code src_probe(void *ud, const int64_t *off, int n, int64_t len, vd_bu
 static vd_code src_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
   src *r = ud;
   *hi = -1;
-  if (r->size < 0) return VD_OK; /* the JSON form before its first range: no size yet */
+  if (r->size < 0) { /* the JSON form before its first range: its size asked for */
+    vd_objinfo info;
+    vd_code rc = vd_head(r->ctx, r->url, &info, err);
+    if (rc) return rc;
+    r->size = info.size >= 0 ? info.size - r->d : -1;
+    vd_objinfo_free(&info);
+    if (r->size < 0) return VD_OK;
+  }
   if (r->end < 0) {
     vd_code rc = lrs_text_end(src_probe, r, lo, r->size, &r->end, err);
     if (rc) return rc;
@@ -130,24 +139,28 @@ static vd_code push_pieces(src *r, vd_err *err) {
     vd_code rc = vd_ahead_push_range(r->ahead, r->url, r->d + r->next, l, err);
     if (rc) return rc;
     r->next += l;
+    r->lens[r->npushed++ % AHEAD] = l;
+    if (r->piece < r->piece_max) r->piece = 2 * r->piece < r->piece_max ? 2 * r->piece : r->piece_max;
   }
   return VD_OK;
 }
 
 /* Over http, once there is much left to read: the end, and the pieces up to it. */
 static vd_code plan(src *r, int64_t off, vd_err *err) {
-  r->planned = -1;
   int64_t hi;
   vd_code rc = src_end(r, off, &hi, err);
-  if (rc || hi - off < PLAN_MIN) return rc;
-  int64_t piece = (hi - off) / 16, cap = r->ctx->cfg.max_alloc / (AHEAD + 2);
-  if (piece < PIECE_MIN) piece = PIECE_MIN;
-  if (piece > PIECE_MAX) piece = PIECE_MAX;
-  if (piece > cap) piece = cap > 1 ? cap : 1;
+  if (rc || hi - off < PLAN_MIN) return rc; /* (the read of the templates' window: later reads may plan) */
+  /* pieces grow from PIECE_MIN (a LIMIT that needs little reads little ahead) to 1/16 of
+   * the text, within PIECE_MAX and max_alloc: AHEAD of them are held at most */
+  int64_t max = (hi - off) / 16, cap = r->ctx->cfg.max_alloc / (AHEAD + 2);
+  if (max > PIECE_MAX) max = PIECE_MAX;
+  if (max > cap) max = cap;
+  if (max < 1) max = 1;
   if ((rc = vd_ahead_open(r->ctx, AHEAD, 0, &r->ahead, err))) return rc;
   r->planned = 1;
   r->take = r->next = off;
-  r->piece = piece;
+  r->piece_max = max;
+  r->piece = PIECE_MIN < max ? PIECE_MIN : max;
   return push_pieces(r, err);
 }
 
@@ -167,7 +180,7 @@ static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eo
   if (len > 0 && r->planned == 1 && off == r->take && vd_ahead_pending(r->ahead)) {
     /* the oldest piece in flight starts here: all of it, and the next one asked for */
     vd_blob *b = NULL;
-    int64_t asked = r->end - r->take < r->piece ? r->end - r->take : r->piece;
+    int64_t asked = r->lens[r->ntaken++ % AHEAD];
     if ((rc = vd_ahead_take(r->ahead, &b, err))) return rc;
     int bad = vd_buf_append(out, b->data, b->len);
     off += (int64_t)b->len;
