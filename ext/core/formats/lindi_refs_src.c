@@ -27,24 +27,26 @@ static int is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' ||
 /* Why probes and not a read back from the end: lindi pads lindi.json with spaces up to 4
  * (and, rewritten in place, more) times its text, so the end is anywhere in the member
  * and the padding is most of it. Each round probes PROBES points spread over [lo, hi),
- * where the end is known to lie: a probe holding text moves lo past its last non-space,
- * one of only spaces (at or past lo) moves hi down to it; the first round also probes
+ * where the end is known to lie (until it is within `settled` bytes): a probe holding
+ * text moves lo past its last non-space, one of only spaces (at or past lo) moves hi down
+ * to it; the first round also probes
  * the source's last bytes (a text without padding ends there). A run of PROBE spaces
  * inside the text can make hi too low: the stream reads on past it (it never relies on
  * hi), so that costs requests, never a wrong row. */
-vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t *hi_out, vd_err *err) {
+vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t plen, int64_t settled,
+                     int64_t *hi_out, vd_err *err) {
   int64_t hi = size;
   if (lo < 0) lo = 0;
   vd_buf out[PROBES + 1];
   memset(out, 0, sizeof out);
   vd_code rc = VD_OK;
-  for (int round = 0; !rc && hi - lo > SETTLED && round < ROUNDS; round++) {
+  for (int round = 0; !rc && hi - lo > settled && round < ROUNDS; round++) {
     int64_t off[PROBES + 1], step = (hi - lo) / (PROBES + 1);
     int n = 0;
     for (int i = 1; i <= PROBES; i++) off[n++] = lo + step * i;
-    if (round == 0) off[n++] = size - PROBE > lo ? size - PROBE : lo;
+    if (round == 0) off[n++] = size - plen > lo ? size - plen : lo;
     for (int i = 0; i < n; i++) out[i].len = 0;
-    if ((rc = probe(ud, off, n, PROBE, out, err))) break;
+    if ((rc = probe(ud, off, n, plen, out, err))) break;
     int64_t nlo = lo, nhi = hi;
     for (int i = 0; i < n; i++) {
       size_t k = out[i].len;
@@ -71,7 +73,7 @@ vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int
 #define PIECE_MIN ((int64_t)256 << 10)
 #define PIECE_MAX ((int64_t)4 << 20)
 #define PLAN_MIN ((int64_t)1 << 20)    /* less text than this left: the stream's own reads do */
-#define PROBE_MIN ((int64_t)8 << 20)   /* a smaller member (lindi's text is at least 1/8 of it) is not probed */
+#define PROBE_MIN ((int64_t)2 << 20)   /* less member than this left: not probed for the read ahead */
 
 typedef struct src {
   vd_ctx *ctx;
@@ -126,7 +128,7 @@ static vd_code src_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
     if (r->size < 0) return VD_OK;
   }
   if (r->end < 0) {
-    vd_code rc = lrs_text_end(src_probe, r, lo, r->size, &r->end, err);
+    vd_code rc = lrs_text_end(src_probe, r, lo, r->size, PROBE, SETTLED, &r->end, err);
     if (rc) return rc;
   }
   *hi = r->end;
@@ -174,7 +176,7 @@ static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eo
     off += n, abs += n, len -= n;
   }
   vd_code rc;
-  if (len > 0 && r->http && !r->planned && r->size >= 0 && r->size - off >= PROBE_MIN &&
+  if (len > 0 && r->http && !r->planned && r->size >= 0 && (r->size - off >= PROBE_MIN || r->end >= 0) &&
       (rc = plan(r, off, err)))
     return rc;
   if (len > 0 && r->planned == 1 && off == r->take && vd_ahead_pending(r->ahead)) {

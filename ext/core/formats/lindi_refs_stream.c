@@ -535,16 +535,28 @@ static int tail_member(lrs *t, uc *k, uc *e, uc **v, uc **ve) {
  * after "refs", and a ref's url names one ({{u1}}) from the first ref on; a second pass
  * over the refs to reach them reads the text twice. The padding after the text is only
  * whitespace, so its end can be found with a few small probes (lrs_text_end) and the
- * templates read from a window before it: TAIL bytes, far more than lindi's templates
- * and "version" take. The guess is kept and checked when the stream reaches the real
+ * templates read from a window before it: 32 KiB (the probes leave up to 16 KiB of
+ * padding in it; lindi's templates and "version" take a few hundred bytes), then 512
+ * KiB. The guess is kept and checked when the stream reaches the real
  * top-level "templates" (step()). 1 found, 0 not (the caller makes the second pass),
  * R_ERR. */
-#define TAIL ((int64_t)64 << 10)
+static const int64_t TAIL[] = {(int64_t)32 << 10, (int64_t)512 << 10}; /* a second, larger try */
+static int tail_window(lrs *s, int64_t lo, int64_t hi, int64_t size, vd_err *err);
 static int tail_templates(lrs *s, vd_err *err) {
   int64_t lo = s->base + (int64_t)s->win.len, hi = -1;
   if (s->end(s->ud, lo, &hi, err)) return R_ERR;
   if (hi <= lo) return 0; /* unknown, or the end is in the window: the stream is about to reach it */
-  int64_t start = hi - TAIL > s->base + (int64_t)s->mark ? hi - TAIL : s->base + (int64_t)s->mark;
+  int r = 0;
+  for (int i = 0; i < 2 && !r; i++) {
+    r = tail_window(s, lo, hi, TAIL[i], err);
+    if (hi - TAIL[i] <= s->base + (int64_t)s->mark) break; /* that window held all there is */
+  }
+  return r;
+}
+
+/* One try of tail_templates: the window of size bytes before hi. */
+static int tail_window(lrs *s, int64_t lo, int64_t hi, int64_t size, vd_err *err) {
+  int64_t start = hi - size > s->base + (int64_t)s->mark ? hi - size : s->base + (int64_t)s->mark;
   lrs t;
   lrs_init(&t, NULL, NULL, s->where, s->max);
   t.base = start;

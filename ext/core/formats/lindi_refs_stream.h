@@ -85,8 +85,11 @@ vd_code lrs_templates(lrs *s, vd_err *err);
 const char *lrs_template(const lrs *s, const char *name, size_t *n);
 
 /* Where the text ends at most, from lo on, in a source of size bytes whose tail is
- * whitespace: a search with rounds of small parallel probes (see lindi_refs_src.c). */
-vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t *hi, vd_err *err);
+ * whitespace: a search with rounds of parallel probes of plen bytes, until the end is
+ * within settled bytes (see lindi_refs_src.c). hi is at least where the text ends when
+ * no run of plen whitespace bytes lies between lo and that end. */
+vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t plen, int64_t settled,
+                     int64_t *hi, vd_err *err);
 
 /* Decodes a JSON string literal (quotes included, valid: from a row) into out, with a
  * NUL after out->len. -1 out of memory. */
