@@ -151,13 +151,13 @@ def main():
         ok(rc == 0 and out == [want], "every ref's target has its template expanded; NaN kept as written: %s" % want,
            err + repr(out))
         # what count(*) reads, the 256-byte probes that find the text's end in the padding
-        # (at most 8 in the first round, 7 in each next, each shrinking the span 8-fold down
+        # (at most 16 in the first round, 15 in each next, each shrinking the span 16-fold down
         # to 16 KiB) and one 32 KiB window before that end, which holds the templates
         probes = req - c_req - 1
         rounds = 1
-        while (MEMBER >> 14) > 8 ** rounds:
+        while (MEMBER >> 14) > 16 ** rounds:
             rounds += 1
-        ok(nbytes == c_bytes + 256 * probes + 32768 and 0 < probes <= 8 + 7 * (rounds - 1)
+        ok(nbytes == c_bytes + 256 * probes + 32768 and 0 < probes <= 16 + 15 * (rounds - 1)
            and tl <= nbytes <= 1.05 * tl and mb < PEAK_MB,
            "templates after refs, from the text's tail: count(*)'s %d bytes + %d probes of 256 + 32768 = %d bytes "
            "(%.3f x the text), peak RSS %.1f MB" % (c_bytes, probes, nbytes, nbytes / tl, mb), err)
@@ -214,17 +214,17 @@ def main():
         m_req, m_bytes = req, nbytes
         rc, out, req, nbytes, mb, err = stats_query(ma, fq)
         probes = req - m_req - 2
-        ok(rc == 0 and out == ["%d|%d" % (fx["far_nrefs"], fx["far_nref"])] and 0 < probes <= 8 + 7 * (rounds - 1)
+        ok(rc == 0 and out == ["%d|%d" % (fx["far_nrefs"], fx["far_nref"])] and 0 < probes <= 16 + 15 * (rounds - 1)
            and nbytes == m_bytes + 256 * probes + 32768 + 524288,
            "templates 100 KiB before the end: count(*)'s %d bytes + %d probes + a 32 KiB and a 512 KiB window = %d"
            % (m_bytes, probes, nbytes), err + repr(out))
         # the JSON form: its size asked for (one more request); the first round of probes
-        # (7 spread over it, 1 at its last 256 bytes, which hold its end) is the only one
+        # (15 spread over it, 1 at its last 256 bytes, which hold its end) is the only one
         rc, out, req, nbytes, mb, err = stats_query(jf, "SELECT count(*) FROM @T;")
         j_req, j_bytes = req, nbytes
         rc, out, req, nbytes, mb, err = stats_query(jf, q)
-        ok(rc == 0 and out == [want] and req == j_req + 1 + 8 + 1 and nbytes == j_bytes + 8 * 256 + 32768,
-           ".lindi.json, every column: count(*)'s %d requests + a size, 8 probes and a window; %d bytes + 8 x 256 + 32768"
+        ok(rc == 0 and out == [want] and req == j_req + 1 + 16 + 1 and nbytes == j_bytes + 16 * 256 + 32768,
+           ".lindi.json, every column: count(*)'s %d requests + a size, 16 probes and a window; %d bytes + 16 x 256 + 32768"
            % (j_req, j_bytes), err + repr(out) + " %d %d" % (req, nbytes))
         # templates not in the last 512 KiB (a window of 32 KiB, then one of 512): the second pass
         fa = os.path.join(tmp, "far.lindi.tar")

@@ -18,7 +18,7 @@
 /* --- the end of the text: probes ------------------------------------------------ */
 
 #define PROBE 256             /* bytes per probe: a run of spaces this long is padding */
-#define PROBES 7              /* per round: the interval shrinks 8-fold */
+#define PROBES 15             /* per round: the interval shrinks 16-fold (4 rounds for 512 MiB) */
 #define SETTLED ((int64_t)16 << 10)
 #define ROUNDS 24
 
