@@ -55,7 +55,7 @@ static int ws_byte(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c =
  * plen whitespace bytes lies between lo and it. */
 static vd_code mem_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
   mem *m = ud;
-  vd_code rc = lrs_text_end(mem_probe, m, lo, (int64_t)m->n, m->plen, m->settled, hi, err);
+  vd_code rc = lrs_text_end(mem_probe, NULL, m, lo, (int64_t)m->n, m->plen, m->settled, hi, err);
   if (rc) return rc;
   int64_t e = (int64_t)m->n, run = 0, longest = 0;
   while (e > 0 && ws_byte(m->p[e - 1])) e--;

@@ -1,13 +1,15 @@
 /* The text lindi_refs streams (lindi_refs_stream.h): an archive's lindi.json member or a
  * .lindi.json, read in ranges; where it ends inside lindi's padding, found by probing
- * (lrs_text_end); and, over http, the text read ahead in parallel ranges once its end is
- * known.
+ * (lrs_text_end); and, over http, the text read ahead in parallel ranges up to where
+ * the probes have seen text.
  *
- * Why read ahead only with the end known: without it every byte asked for past the end
- * is padding read for nothing, so what is in flight must stay a small part of what was
- * read (the stream's 1/25), and a scan costs about as many round trips as requests (125
- * for 80 MB). With the end known no byte past it is asked for, so the rest of the text
- * goes in pieces with several in flight, and a slow link costs about a download. */
+ * Why read ahead only that far: a byte asked for past the end is padding read for
+ * nothing, so without knowing where the end is what is in flight must stay a small part
+ * of what was read (the stream's 1/25), and a scan costs about as many round trips as
+ * requests (125 for 80 MB). Each round of probes shows text up to some offset, and the
+ * pieces up to there go out at once, several in flight, while the next rounds narrow the
+ * end down: a slow link then costs about a download, and nothing past the end is read.
+ * Local files keep the stream's own reads (a round trip costs nothing there). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +35,8 @@ static int is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' ||
  * the source's last bytes (a text without padding ends there). A run of PROBE spaces
  * inside the text can make hi too low: the stream reads on past it (it never relies on
  * hi), so that costs requests, never a wrong row. */
-vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t plen, int64_t settled,
-                     int64_t *hi_out, vd_err *err) {
+vd_code lrs_text_end(lrs_probe_fn probe, lrs_progress_fn progress, void *ud, int64_t lo, int64_t size, int64_t plen,
+                     int64_t settled, int64_t *hi_out, vd_err *err) {
   int64_t hi = size;
   if (lo < 0) lo = 0;
   vd_buf out[PROBES + 1];
@@ -61,6 +63,7 @@ vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int
     if (nhi < nlo) nhi = nlo;
     if (nlo == lo && nhi == hi) break; /* cannot happen with step > 0; a bound all the same */
     lo = nlo, hi = nhi;
+    if (progress && (rc = progress(ud, lo, err))) break;
   }
   for (int i = 0; i <= PROBES; i++) vd_buf_free(&out[i]);
   *hi_out = rc ? -1 : hi;
@@ -72,7 +75,6 @@ vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int
 #define AHEAD 4                        /* pieces in flight */
 #define PIECE_MIN ((int64_t)256 << 10)
 #define PIECE_MAX ((int64_t)4 << 20)
-#define PLAN_MIN ((int64_t)1 << 20)    /* less text than this left: the stream's own reads do */
 #define PROBE_MIN ((int64_t)2 << 20)   /* less member than this left: not probed for the read ahead */
 
 typedef struct src {
@@ -85,7 +87,7 @@ typedef struct src {
   /* read ahead (http): pieces [take, next) in flight up to end, each `piece` bytes */
   int planned;       /* 0 not yet, 1 reading ahead, -1 not */
   vd_ahead *ahead;
-  int64_t take, next, piece, piece_max;
+  int64_t take, next, piece, piece_max, known;
   int64_t lens[AHEAD]; /* each piece's length, in the order pushed */
   unsigned npushed, ntaken;
 } src;
@@ -116,6 +118,45 @@ static vd_code src_probe(void *ud, const int64_t *off, int n, int64_t len, vd_bu
   return rc;
 }
 
+/* Pieces may be asked for up to the end, or while it is searched, up to where the
+ * probes have seen text. */
+static vd_code push_pieces(src *r, vd_err *err) {
+  int64_t lim = r->end >= 0 ? r->end : r->known;
+  while (r->next < lim && vd_ahead_room(r->ahead)) {
+    int64_t l = lim - r->next < r->piece ? lim - r->next : r->piece;
+    vd_code rc = vd_ahead_push_range(r->ahead, r->url, r->d + r->next, l, err);
+    if (rc) return rc;
+    r->next += l;
+    r->lens[r->npushed++ % AHEAD] = l;
+    if (r->piece < r->piece_max) r->piece = 2 * r->piece < r->piece_max ? 2 * r->piece : r->piece_max;
+  }
+  return VD_OK;
+}
+
+static vd_code src_progress(void *ud, int64_t lo, vd_err *err) {
+  src *r = ud;
+  if (lo > r->known) r->known = lo;
+  return push_pieces(r, err);
+}
+
+/* Over http: the end searched for from off (the stream's next read) and the text read
+ * ahead in pieces meanwhile, up to what the probes have seen, then up to the end. The
+ * pieces grow from PIECE_MIN (a LIMIT that needs little reads little ahead) to PIECE_MAX
+ * (within max_alloc): AHEAD of them are held at most. */
+static vd_code plan(src *r, int64_t off, vd_err *err) {
+  r->planned = -1;
+  int64_t cap = r->ctx->cfg.max_alloc / (AHEAD + 2);
+  vd_code rc = vd_ahead_open(r->ctx, AHEAD, 0, &r->ahead, err);
+  if (rc) return rc;
+  r->planned = 1;
+  if (off < (int64_t)r->prefix->len - r->d) off = (int64_t)r->prefix->len - r->d; /* held already */
+  r->take = r->next = r->known = off;
+  r->piece_max = PIECE_MAX < cap ? PIECE_MAX : cap > 1 ? cap : 1;
+  r->piece = PIECE_MIN < r->piece_max ? PIECE_MIN : r->piece_max;
+  if ((rc = lrs_text_end(src_probe, src_progress, r, off, r->size, PROBE, SETTLED, &r->end, err))) return rc;
+  return push_pieces(r, err);
+}
+
 static vd_code src_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
   src *r = ud;
   *hi = -1;
@@ -128,42 +169,12 @@ static vd_code src_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
     if (r->size < 0) return VD_OK;
   }
   if (r->end < 0) {
-    vd_code rc = lrs_text_end(src_probe, r, lo, r->size, PROBE, SETTLED, &r->end, err);
+    vd_code rc = r->http && !r->planned ? plan(r, lo, err)
+                                        : lrs_text_end(src_probe, NULL, r, lo, r->size, PROBE, SETTLED, &r->end, err);
     if (rc) return rc;
   }
   *hi = r->end;
   return VD_OK;
-}
-
-static vd_code push_pieces(src *r, vd_err *err) {
-  while (r->next < r->end && vd_ahead_room(r->ahead)) {
-    int64_t l = r->end - r->next < r->piece ? r->end - r->next : r->piece;
-    vd_code rc = vd_ahead_push_range(r->ahead, r->url, r->d + r->next, l, err);
-    if (rc) return rc;
-    r->next += l;
-    r->lens[r->npushed++ % AHEAD] = l;
-    if (r->piece < r->piece_max) r->piece = 2 * r->piece < r->piece_max ? 2 * r->piece : r->piece_max;
-  }
-  return VD_OK;
-}
-
-/* Over http, once there is much left to read: the end, and the pieces up to it. */
-static vd_code plan(src *r, int64_t off, vd_err *err) {
-  int64_t hi;
-  vd_code rc = src_end(r, off, &hi, err);
-  if (rc || hi - off < PLAN_MIN) return rc; /* (the read of the templates' window: later reads may plan) */
-  /* pieces grow from PIECE_MIN (a LIMIT that needs little reads little ahead) to 1/16 of
-   * the text, within PIECE_MAX and max_alloc: AHEAD of them are held at most */
-  int64_t max = (hi - off) / 16, cap = r->ctx->cfg.max_alloc / (AHEAD + 2);
-  if (max > PIECE_MAX) max = PIECE_MAX;
-  if (max > cap) max = cap;
-  if (max < 1) max = 1;
-  if ((rc = vd_ahead_open(r->ctx, AHEAD, 0, &r->ahead, err))) return rc;
-  r->planned = 1;
-  r->take = r->next = off;
-  r->piece_max = max;
-  r->piece = PIECE_MIN < max ? PIECE_MIN : max;
-  return push_pieces(r, err);
 }
 
 static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eof, vd_err *err) {
@@ -176,8 +187,7 @@ static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eo
     off += n, abs += n, len -= n;
   }
   vd_code rc;
-  if (len > 0 && r->http && !r->planned && r->size >= 0 && (r->size - off >= PROBE_MIN || r->end >= 0) &&
-      (rc = plan(r, off, err)))
+  if (len > 0 && r->http && !r->planned && r->size >= 0 && r->size - off >= PROBE_MIN && (rc = plan(r, off, err)))
     return rc;
   if (len > 0 && r->planned == 1 && off == r->take && vd_ahead_pending(r->ahead)) {
     /* the oldest piece in flight starts here: all of it, and the next one asked for */
@@ -209,6 +219,8 @@ static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eo
     if ((int64_t)part.len < len) *eof = 1;
     vd_buf_free(&part);
     if (bad) return vd_nomem(err);
+    if (r->planned == 1 && r->take == r->next && r->take == abs - r->d) /* nothing was ahead: nor is now */
+      r->take = r->next = off;
   }
   if (r->size >= 0 && off >= r->size) *eof = 1;
   return VD_OK;

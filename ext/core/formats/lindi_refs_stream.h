@@ -86,10 +86,12 @@ const char *lrs_template(const lrs *s, const char *name, size_t *n);
 
 /* Where the text ends at most, from lo on, in a source of size bytes whose tail is
  * whitespace: a search with rounds of parallel probes of plen bytes, until the end is
- * within settled bytes (see lindi_refs_src.c). hi is at least where the text ends when
+ * within settled bytes (see lindi_refs_src.c); progress (optional) hears after each
+ * round where the text is known to go on to. hi is at least where the text ends when
  * no run of plen whitespace bytes lies between lo and that end. */
-vd_code lrs_text_end(lrs_probe_fn probe, void *ud, int64_t lo, int64_t size, int64_t plen, int64_t settled,
-                     int64_t *hi, vd_err *err);
+typedef vd_code (*lrs_progress_fn)(void *ud, int64_t lo, vd_err *err); /* after each round: text up to lo */
+vd_code lrs_text_end(lrs_probe_fn probe, lrs_progress_fn progress, void *ud, int64_t lo, int64_t size, int64_t plen,
+                     int64_t settled, int64_t *hi, vd_err *err);
 
 /* Decodes a JSON string literal (quotes included, valid: from a row) into out, with a
  * NUL after out->len. -1 out of memory. */
