@@ -13,7 +13,8 @@
  * Reads: the text is fetched in ranges that grow with what was read (1/25 of it, at
  * least 64 KiB, at most 8 MiB, more only while one value outgrows the window), so the
  * bytes fetched past the document's closing brace are at most 4% of it (or 64 KiB): of
- * lindi's padding (up to 4 times the text) no more is asked for. Rows are handed out as
+ * lindi's padding (up to 4 times the text) no more is asked for (over http the source,
+ * lindi_refs_src.c, reads ahead of that, never past the text). Rows are handed out as
  * they are parsed, so a fault further on comes after the rows before it. */
 #include "lindi_refs_stream.h"
 
@@ -514,8 +515,10 @@ vd_code lrs_next(lrs *s, const lrs_row **row, vd_err *err) {
 /* Does the top-level object's last members start at k, a key in t's window? Then its
  * value is [*v, *ve): the rest, to the window's last byte, must be ", key: value" pairs
  * and the object's closing brace. A look-alike inside a nested object would be followed
- * by more closing braces; inside a string its quotes would be escaped; what still gets
- * through (a key ending in \"templates) is caught by the check in step(). */
+ * by more closing braces; inside a string its quotes would be escaped (and a key's quote
+ * follows only whitespace, ',' or '{'). What still gets through (a nested one before a
+ * run of spaces the probes took for the padding; a key ending in \"templates whose
+ * backslash is just before the window) is caught by the check in step(). */
 static int tail_member(lrs *t, uc *k, uc *e, uc **v, uc **ve) {
   vd_err scratch;
   uc *p = k;
@@ -537,9 +540,8 @@ static int tail_member(lrs *t, uc *k, uc *e, uc **v, uc **ve) {
  * whitespace, so its end can be found with a few small probes (lrs_text_end) and the
  * templates read from a window before it: 32 KiB (the probes leave up to 16 KiB of
  * padding in it; lindi's templates and "version" take a few hundred bytes), then 512
- * KiB. The guess is kept and checked when the stream reaches the real
- * top-level "templates" (step()). 1 found, 0 not (the caller makes the second pass),
- * R_ERR. */
+ * KiB. The guess is kept and checked when the stream reaches the real top-level
+ * "templates" (step()). 1 found, 0 not (the caller makes the second pass), R_ERR. */
 static const int64_t TAIL[] = {(int64_t)32 << 10, (int64_t)512 << 10}; /* a second, larger try */
 static int tail_window(lrs *s, int64_t lo, int64_t hi, int64_t size, vd_err *err);
 static int tail_templates(lrs *s, vd_err *err) {
