@@ -4,7 +4,11 @@
  * rows and the same outcome (error text included) as one read of the whole text, with its
  * templates asked for after the first row (the second, refs-skipping pass); and where
  * cJSON with kept literals (lindi_parse_refs, the writer's reading) takes the document
- * too, the same keys in order, kinds, string bytes, ref numbers and templates. */
+ * too, the same keys in order, kinds, string bytes, ref numbers and templates. Then the
+ * first byte also picks the end search's probe length and where it stops, and the templates
+ * are taken from the text's tail (lrs_text_end over the input): the same rows and
+ * templates as the whole stream's, or a failure naming a look-alike; the search's answer
+ * is checked against its promise. */
 #include <cJSON.h>
 #include <math.h>
 #include <stdint.h>
@@ -19,6 +23,7 @@
 typedef struct {
   const uint8_t *p;
   size_t n, step;
+  int64_t plen, settled; /* the end search's probes (small: the inputs are) */
 } mem;
 
 static vd_code mem_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eof, vd_err *err) {
@@ -31,6 +36,35 @@ static vd_code mem_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eo
   if (k > m->n - (size_t)off) k = m->n - (size_t)off;
   if (vd_buf_append(out, m->p + off, k)) return vd_nomem(err);
   if ((size_t)off + k >= m->n) *eof = 1;
+  return VD_OK;
+}
+
+static vd_code mem_probe(void *ud, const int64_t *off, int n, int64_t len, vd_buf *out, vd_err *err) {
+  mem *m = ud;
+  for (int i = 0; i < n; i++) {
+    if (off[i] < 0 || len < 0) __builtin_trap();
+    int64_t k = off[i] >= (int64_t)m->n ? 0 : (int64_t)m->n - off[i] < len ? (int64_t)m->n - off[i] : len;
+    if (k && vd_buf_append(&out[i], m->p + off[i], (size_t)k)) return vd_nomem(err);
+  }
+  return VD_OK;
+}
+
+static int ws_byte(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* The search's promise: hi within [lo, n], and at least the text's end unless a run of
+ * plen whitespace bytes lies between lo and it. */
+static vd_code mem_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
+  mem *m = ud;
+  vd_code rc = lrs_text_end(mem_probe, NULL, m, lo, (int64_t)m->n, m->plen, m->settled, hi, err);
+  if (rc) return rc;
+  int64_t e = (int64_t)m->n, run = 0, longest = 0;
+  while (e > 0 && ws_byte(m->p[e - 1])) e--;
+  for (int64_t i = lo > 0 ? lo : 0; i < e; i++) {
+    run = ws_byte(m->p[i]) ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  if (*hi > (int64_t)m->n || (*hi < lo && lo <= (int64_t)m->n) || (longest < m->plen && lo <= e && *hi < e))
+    __builtin_trap();
   return VD_OK;
 }
 
@@ -49,6 +83,7 @@ static void put(vd_buf *b, const void *p, size_t n) {
 
 static void run(mem *m, int ask_templates, run_t *r, lrs *s) {
   lrs_init(s, mem_read, m, "fuzz", 1 << 20);
+  if (ask_templates == 2) s->end = mem_end;
   const lrs_row *row;
   int first = 1;
   memset(r, 0, sizeof *r);
@@ -154,6 +189,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   run(&cut, 0, &a, &sa);
   if (a.log.len != b.log.len || memcmp(a.log.data, b.log.data, a.log.len) != 0) __builtin_trap();
   lrs_free(&sa);
+  vd_buf_free(&a.log);
+  /* the templates from the tail (the end found by probes): the same rows and outcome,
+   * or, where the whole text reads, a failure that names a look-alike; and when it
+   * succeeds, the templates the whole stream collects */
+  vd_buf_free(&b.log);
+  cut.plen = (int64_t)(step % 16) + 1; /* from the first byte too: the text stays as it is */
+  cut.settled = (int64_t)(step * 7 % 32);
+  run(&whole, 0, &b, &sb);
+  run(&cut, 2, &a, &sa);
+  if (a.rc && !b.rc && !strstr(a.err.msg, "found near the end of the text")) __builtin_trap();
+  if (!a.rc && (b.rc || a.log.len != b.log.len || memcmp(a.log.data, b.log.data, a.log.len) != 0)) __builtin_trap();
+  if (!a.rc && b.refs_seen) {
+    if (sa.nt != sb.nt) __builtin_trap();
+    for (int i = 0; i < sb.nt; i++) {
+      const char *name = NULL;
+      for (size_t k = 0; k < sb.tmap.cap && !name; k++) /* sb's names, through its map */
+        if (sb.tmap.keys && sb.tmap.keys[k] && sb.tmap.vals[k] == i) name = sb.tmap.keys[k];
+      size_t la = 0, lb = 0;
+      const char *va = name ? lrs_template(&sa, name, &la) : NULL, *vb = name ? lrs_template(&sb, name, &lb) : NULL;
+      if (!name || !va != !vb || la != lb || (va && memcmp(va, vb, la))) __builtin_trap();
+    }
+  }
+  lrs_free(&sa);
+  lrs_free(&sb);
   vd_buf_free(&a.log);
   vd_buf_free(&b.log);
 

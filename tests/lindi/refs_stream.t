@@ -4,8 +4,10 @@ past its text (lindi pads with spaces to grow in place), written by tests/gen/mk
 (spec-built, as lindi writes them). Asserted through vdsql_stats() and the child's peak
 RSS: the text is read (bytes at least its length) and the padding is not (at most
 1.05 x the text, counting the archive's prefix), over files and over HTTP; LIMIT stops
-the reading; templates after refs (lindi sorts keys) are found by one more pass and
-templates before refs by none; values against Python's json; malformed and truncated
+the reading; templates after refs (lindi sorts keys) are read from a window before the
+text's end, found by small probes into the padding (exact bytes), checked when the stream
+reaches them (a planted look-alike fails the query), and found by a second pass when not
+in that window; templates before refs cost nothing; values against Python's json; malformed and truncated
 text named with the byte offset Python finds; one value over max_alloc refused."""
 import json
 import os
@@ -85,11 +87,32 @@ def generate(tmp):
     archive(os.path.join(tmp, "cut.lindi.tar"), cut, mklindi.grow(len(cut)))
     with open(os.path.join(tmp, "cut.lindi.json"), "w") as f:
         f.write(cut)
+    # a look-alike: a "templates" key nested in a ref's JSON value, then a run of spaces
+    # (between tokens: valid JSON) long enough that probes take it for the padding
+    small = rfs_of(N // 8)
+    body = mklindi.dumps({"refs": small["refs"]})
+    head = body[:body.rindex("}", 0, len(body) - 1)].rstrip()
+    head += ',\n    "zz/plant": {"templates": {"u1": "https://evil.example/x"}}'
+    planted = head + " " * (24 << 20) + '\n  },\n  "templates": {"u1": "%s"},\n  "version": 1\n}' % TEMPLATE
+    pl = json.loads(planted)
+    archive(os.path.join(tmp, "planted.lindi.tar"), planted, mklindi.grow(len(planted)))
+    # templates that are not in the last 512 KiB: a long member sorts after them
+    far = dict(small, zz="x" * (600 << 10))
+    fart = mklindi.dumps(far)
+    archive(os.path.join(tmp, "far.lindi.tar"), fart, mklindi.grow(len(fart)))
+    far_lists = [v for v in far["refs"].values() if isinstance(v, list)]
+    # 100 KiB after them: out of the first window (32 KiB), in the second (512 KiB)
+    mid = mklindi.dumps(dict(small, zz="x" * (100 << 10)))
+    archive(os.path.join(tmp, "mid.lindi.tar"), mid, mklindi.grow(len(mid)))
     lists = [v for v in refs.values() if isinstance(v, list)]
     facts = {"tl": len(text), "member": lj["s"], "grow": mklindi.grow(len(text)),
              "sorted": text.index('"templates"') > text.index('"refs"'), "nrefs": len(refs), "first3": sorted(refs)[:3],
              "nref": len(lists), "sum_off": sum(v[1] for v in lists), "inline": refs["inline/x"].encode().hex().upper(),
-             "unsorted": len(unsorted), "plain": len(plain), "bad_pos": pos, "cut": len(cut), "cut_member": mklindi.grow(len(cut))}
+             "unsorted": len(unsorted),
+             "planted": len(planted), "plant_at": planted.index('{"u1": "https://evil'),
+             "real_at": planted.index('{"u1": "%s"}' % TEMPLATE), "plant_real": pl["templates"]["u1"] == TEMPLATE
+             and pl["refs"]["zz/plant"]["templates"]["u1"] != TEMPLATE, "far": len(fart),
+             "far_tail": fart.index('"templates"') < len(fart) - (512 << 10), "far_nref": len(far_lists), "far_nrefs": len(far["refs"]), "mid": len(mid), "plain": len(plain), "bad_pos": pos, "cut": len(cut), "cut_member": mklindi.grow(len(cut))}
     with open(os.path.join(tmp, "facts.json"), "w") as f:
         json.dump(facts, f)
 
@@ -107,6 +130,7 @@ def main():
 
         # count(*): the text is read, the padding is not
         rc, out, req, nbytes, mb, err = stats_query(big, "SELECT count(*) FROM @T;")
+        c_req, c_bytes = req, nbytes
         ok(rc == 0 and out == [str(fx["nrefs"])], "count(*) = %d refs (Python's json)" % fx["nrefs"], err)
         ok(tl <= nbytes <= 1.05 * tl, "bytes read %d: between the text (%d) and 1.05 x it (%.3f), in %d requests"
            % (nbytes, tl, nbytes / tl, req), err)
@@ -126,9 +150,17 @@ def main():
         want = "%d|%d|%d|%d|%d|%d" % (fx["nrefs"], nref, fx["sum_off"], 4096 * nref, nref, N // 1000)
         ok(rc == 0 and out == [want], "every ref's target has its template expanded; NaN kept as written: %s" % want,
            err + repr(out))
-        ok(tl <= nbytes <= 2.1 * tl and mb < PEAK_MB,
-           "templates after refs: one more pass, %d bytes (%.2f x the text), peak RSS %.1f MB" % (nbytes, nbytes / tl, mb),
-           err)
+        # what count(*) reads, the 256-byte probes that find the text's end in the padding
+        # (at most 16 in the first round, 15 in each next, each shrinking the span 16-fold down
+        # to 16 KiB) and one 32 KiB window before that end, which holds the templates
+        probes = req - c_req - 1
+        rounds = 1
+        while (MEMBER >> 14) > 16 ** rounds:
+            rounds += 1
+        ok(nbytes == c_bytes + 256 * probes + 32768 and 0 < probes <= 16 + 15 * (rounds - 1)
+           and tl <= nbytes <= 1.05 * tl and mb < PEAK_MB,
+           "templates after refs, from the text's tail: count(*)'s %d bytes + %d probes of 256 + 32768 = %d bytes "
+           "(%.3f x the text), peak RSS %.1f MB" % (c_bytes, probes, nbytes, nbytes / tl, mb), err)
         rc, out, req, nbytes, mb, err = stats_query(big, "SELECT key, hex(value) FROM @T WHERE key = 'inline/x';")
         ok(rc == 0 and out == ["inline/x|" + fx["inline"]],
            "an inline string with \\u0000 and \\u00e9 is its UTF-8 bytes", err + repr(out))
@@ -157,8 +189,50 @@ def main():
         nginx = Nginx(tmp, os.path.join(tmp, ".nginx"))
         if ok(nginx.started, "nginx serves the archives", nginx.error):
             rc, out, req, nbytes, mb, err = stats_query(nginx.url + "/big.lindi.tar", "SELECT count(*) FROM @T;")
-            ok(rc == 0 and out == [str(fx["nrefs"])] and tl <= nbytes <= 1.05 * tl,
-               "over HTTP: count(*) from %d bytes (%.3f x) in %d requests" % (nbytes, nbytes / tl, req), err)
+            ok(rc == 0 and out == [str(fx["nrefs"])] and tl <= nbytes <= 1.01 * tl,
+               "over HTTP: count(*) from %d bytes (%.3f x) in %d requests (the end probed, then read ahead to it)"
+               % (nbytes, nbytes / tl, req), err)
+            h_req, h_bytes = req, nbytes
+            rc, out, req, nbytes, mb, err = stats_query(nginx.url + "/big.lindi.tar", q)
+            # the probes start where the stream stands, so where they settle (within 16 KiB
+            # past the text's end, where the read ahead stops) may differ by that much
+            ok(rc == 0 and out == [want] and req == h_req + 1 and abs(nbytes - h_bytes - 32768) <= 16384
+               and nbytes <= 1.05 * tl,
+               "over HTTP, every column: count(*)'s %d requests + 1 (the 32 KiB window), %d bytes (%.3f x)"
+               % (h_req, nbytes, nbytes / tl), err + repr(out))
+
+        # a look-alike nested in a ref, before spaces that the probes take for the padding:
+        # rows were given with it, so the query fails when the stream finds the real one
+        pa = os.path.join(tmp, "planted.lindi.tar")
+        rc, out, req, nbytes, mb, err = stats_query(pa, q)
+        msg = ('%s: lindi.json: the "templates" found near the end of the text (at byte %d) are not its top-level '
+               '"templates" (they are at byte %d), and refs were already expanded with them' % (pa, fx["plant_at"], fx["real_at"]))
+        ok(fx["plant_real"] and rc != 0 and msg in err, "a planted look-alike: %s" % msg[len(tmp):], err + repr(out))
+        ma = os.path.join(tmp, "mid.lindi.tar")
+        fq = "SELECT count(*), sum(target = '%s') FROM @T;" % TEMPLATE
+        rc, out, req, nbytes, mb, err = stats_query(ma, "SELECT count(*) FROM @T;")
+        m_req, m_bytes = req, nbytes
+        rc, out, req, nbytes, mb, err = stats_query(ma, fq)
+        probes = req - m_req - 2
+        ok(rc == 0 and out == ["%d|%d" % (fx["far_nrefs"], fx["far_nref"])] and 0 < probes <= 16 + 15 * (rounds - 1)
+           and nbytes == m_bytes + 256 * probes + 32768 + 524288,
+           "templates 100 KiB before the end: count(*)'s %d bytes + %d probes + a 32 KiB and a 512 KiB window = %d"
+           % (m_bytes, probes, nbytes), err + repr(out))
+        # the JSON form: its size asked for (one more request); the first round of probes
+        # (15 spread over it, 1 at its last 256 bytes, which hold its end) is the only one
+        rc, out, req, nbytes, mb, err = stats_query(jf, "SELECT count(*) FROM @T;")
+        j_req, j_bytes = req, nbytes
+        rc, out, req, nbytes, mb, err = stats_query(jf, q)
+        ok(rc == 0 and out == [want] and req == j_req + 1 + 16 + 1 and nbytes == j_bytes + 16 * 256 + 32768,
+           ".lindi.json, every column: count(*)'s %d requests + a size, 16 probes and a window; %d bytes + 16 x 256 + 32768"
+           % (j_req, j_bytes), err + repr(out) + " %d %d" % (req, nbytes))
+        # templates not in the last 512 KiB (a window of 32 KiB, then one of 512): the second pass
+        fa = os.path.join(tmp, "far.lindi.tar")
+        rc, out, req, nbytes, mb, err = stats_query(fa, "SELECT count(*), sum(target = '%s') FROM @T;" % TEMPLATE)
+        ok(fx["far_tail"] and rc == 0 and out == ["%d|%d" % (fx["far_nrefs"], fx["far_nref"])]
+           and 1.9 * fx["far"] <= nbytes <= 2.1 * fx["far"],
+           "templates more than 512 KiB before the end: found by the second pass, %d bytes (%.2f x the text)"
+           % (nbytes, nbytes / fx["far"]), err + repr(out))
 
         # malformed text deep in the stream: the byte offset Python's json reports
         pos = fx["bad_pos"]

@@ -85,6 +85,26 @@ int main(void) {
   vd_blob_unref(b);
   vd_ahead_close(a);
 
+  /* ranges: the bytes asked for (a short one at the object's end), never from or into
+   * the cache, although obj0 and obj1 are cached whole */
+  int64_t r0 = ctx->stats[VD_BE_FILE].requests, h0 = ctx->stats[VD_BE_FILE].cache_hits;
+  vd_ahead_open(ctx, 2, 1, &a, &err);
+  path(p, sizeof p, 0);
+  vd_ahead_push_range(a, p, 2, 3, &err);
+  vd_ahead_push_range(a, p, 7, 100, &err);
+  vd_blob *b1 = NULL, *b2 = NULL;
+  vd_ahead_take(a, &b1, &err);
+  vd_ahead_take(a, &b2, &err);
+  ok(b1 && b1->len == 3 && memcmp(b1->data, "jec", 3) == 0 && b2 && b2->len == 1 && b2->data[0] == '0',
+     "ranges [2, 5) and [7, 107) of \"object 0\": \"jec\" and \"0\"");
+  vd_blob_unref(b1);
+  vd_blob_unref(b2);
+  vd_ahead_close(a);
+  vd_fetch_docs(ctx, (const char *const[]){p}, 1, &b, &err);
+  ok(ctx->stats[VD_BE_FILE].requests == r0 + 2 && ctx->stats[VD_BE_FILE].cache_hits == h0 + 1 && b && b->len == 8,
+     "2 reads for the ranges; the whole object is still the cached one");
+  vd_blob_unref(b);
+
   /* closed with objects pending (and cached copies held) */
   vd_ahead_open(ctx, 4, 1, &a, &err);
   for (int i = 0; i < 4; i++) {

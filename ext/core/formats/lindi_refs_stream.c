@@ -13,7 +13,8 @@
  * Reads: the text is fetched in ranges that grow with what was read (1/25 of it, at
  * least 64 KiB, at most 8 MiB, more only while one value outgrows the window), so the
  * bytes fetched past the document's closing brace are at most 4% of it (or 64 KiB): of
- * lindi's padding (up to 4 times the text) no more is asked for. Rows are handed out as
+ * lindi's padding (up to 4 times the text) no more is asked for (over http the source,
+ * lindi_refs_src.c, reads ahead of that, never past the text). Rows are handed out as
  * they are parsed, so a fault further on comes after the rows before it. */
 #include "lindi_refs_stream.h"
 
@@ -46,6 +47,7 @@ void lrs_free(lrs *s) {
   if (s->ud_free) s->ud_free(s->ud);
   vd_buf_free(&s->win);
   vd_buf_free(&s->key);
+  vd_buf_free(&s->guess);
   for (int i = 0; i < s->nt; i++) free(s->tval[i]);
   free(s->tval);
   free(s->tlen);
@@ -366,6 +368,20 @@ static int key_of(lrs *s, uc *k, uc *e, vd_err *err) {
   return R_OK;
 }
 
+/* The one wording of templates taken from the tail that the stream finds were not the
+ * document's (a look-alike, or the text changed meanwhile): rows already given used
+ * them, so the query cannot go on. real: the top-level "templates" value, or NULL. */
+static int not_guessed(lrs *s, uc *real, vd_err *err) {
+  char there[64];
+  if (real) snprintf(there, sizeof there, "are at byte %lld", (long long)at(s, real));
+  else snprintf(there, sizeof there, "are none");
+  vd_fail(err, VD_INVALID,
+          "%s: the \"templates\" found near the end of the text (at byte %lld) are not its top-level \"templates\" "
+          "(they %s), and refs were already expanded with them",
+          s->where, (long long)s->guess_at, there);
+  return R_ERR;
+}
+
 /* One step from the mark: R_OK (phase advanced), R_ROW (a ref in s->row), R_NEED, R_ERR. */
 static int step(lrs *s, uc **pp, uc *e, vd_err *err) {
   uc *p = ws(*pp, e), *k, *v;
@@ -402,9 +418,15 @@ static int step(lrs *s, uc **pp, uc *e, vd_err *err) {
       }
       if ((r = scan_value(s, &p, e, NULL, err))) return r;
       next = P_TOP_SEP;
-      if (!s->templates_seen && is_key(s, "templates")) {
-        if (collect_templates(s, v, p, err)) return R_ERR;
-        if (s->templates_only) next = P_DONE;
+      if (!s->top_templates && is_key(s, "templates")) { /* the first one: cJSON's lookup finds it */
+        s->top_templates = 1;
+        if (s->guessed) {
+          if (at(s, v) != s->guess_at || (size_t)(p - v) != s->guess.len || memcmp(v, s->guess.data, s->guess.len))
+            return not_guessed(s, v, err);
+        } else if (!s->templates_seen) {
+          if (collect_templates(s, v, p, err)) return R_ERR;
+          if (s->templates_only) next = P_DONE;
+        }
       }
       break;
     case P_TOP_SEP:
@@ -417,6 +439,7 @@ static int step(lrs *s, uc **pp, uc *e, vd_err *err) {
         return R_OK;
       }
       if (*p != '}') return unexpected(s, p, err);
+      if (s->phase == P_TOP_SEP && s->guessed && !s->top_templates) return not_guessed(s, NULL, err);
       p++;
       next = s->phase == P_TOP_SEP ? P_DONE : P_TOP_SEP;
       break;
@@ -489,11 +512,98 @@ vd_code lrs_next(lrs *s, const lrs_row **row, vd_err *err) {
   }
 }
 
+/* Does the top-level object's last members start at k, a key in t's window? Then its
+ * value is [*v, *ve): the rest, to the window's last byte, must be ", key: value" pairs
+ * and the object's closing brace. A look-alike inside a nested object would be followed
+ * by more closing braces; inside a string its quotes would be escaped (and a key's quote
+ * follows only whitespace, ',' or '{'). What still gets through (a nested one before a
+ * run of spaces the probes took for the padding; a key ending in \"templates whose
+ * backslash is just before the window) is caught by the check in step(). */
+static int tail_member(lrs *t, uc *k, uc *e, uc **v, uc **ve) {
+  vd_err scratch;
+  uc *p = k;
+  if (scan_key(t, &p, e, &scratch)) return 0;
+  *v = p;
+  if (scan_value(t, &p, e, NULL, &scratch)) return 0;
+  *ve = p;
+  for (;;) {
+    p = ws(p, e);
+    if (p == e - 1 && *p == '}') return 1;
+    if (p >= e || *p != ',') return 0;
+    if ((p = ws(p + 1, e)) >= e || scan_key(t, &p, e, &scratch) || scan_value(t, &p, e, NULL, &scratch)) return 0;
+  }
+}
+
+/* Templates from the text's tail. Why: lindi writes the keys sorted, so "templates" comes
+ * after "refs", and a ref's url names one ({{u1}}) from the first ref on; a second pass
+ * over the refs to reach them reads the text twice. The padding after the text is only
+ * whitespace, so its end can be found with a few small probes (lrs_text_end) and the
+ * templates read from a window before it: 32 KiB (the probes leave up to 16 KiB of
+ * padding in it; lindi's templates and "version" take a few hundred bytes), then 512
+ * KiB. The guess is kept and checked when the stream reaches the real top-level
+ * "templates" (step()). 1 found, 0 not (the caller makes the second pass), R_ERR. */
+static const int64_t TAIL[] = {(int64_t)32 << 10, (int64_t)512 << 10}; /* a second, larger try */
+static int tail_window(lrs *s, int64_t lo, int64_t hi, int64_t size, vd_err *err);
+static int tail_templates(lrs *s, vd_err *err) {
+  int64_t lo = s->base + (int64_t)s->win.len, hi = -1;
+  if (s->end(s->ud, lo, &hi, err)) return R_ERR;
+  if (hi <= lo) return 0; /* unknown, or the end is in the window: the stream is about to reach it */
+  int r = 0;
+  for (int i = 0; i < 2 && !r; i++) {
+    r = tail_window(s, lo, hi, TAIL[i], err);
+    if (hi - TAIL[i] <= s->base + (int64_t)s->mark) break; /* that window held all there is */
+  }
+  return r;
+}
+
+/* One try of tail_templates: the window of size bytes before hi. */
+static int tail_window(lrs *s, int64_t lo, int64_t hi, int64_t size, vd_err *err) {
+  int64_t start = hi - size > s->base + (int64_t)s->mark ? hi - size : s->base + (int64_t)s->mark;
+  lrs t;
+  lrs_init(&t, NULL, NULL, s->where, s->max);
+  t.base = start;
+  int eof = 0, found = 0;
+  vd_code rc = VD_OK;
+  if (start < lo && vd_buf_append(&t.win, s->win.data + (start - s->base), (size_t)(lo - start))) rc = vd_nomem(err);
+  int64_t from = start > lo ? start : lo;
+  if (!rc) rc = s->read(s->ud, from, hi - from, &t.win, &eof, err);
+  if (!rc && t.win.len) {
+    uc *b = t.win.data, *e = b + t.win.len, *v = NULL, *ve = NULL;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r' || e[-1] == '\t')) e--;
+    static const char key[] = "\"templates\"";
+    for (uc *k = b; e > b && e[-1] == '}' && (k = memmem(k, (size_t)(e - k), key, sizeof key - 1)); k++) {
+      if (k > b && (!k[-1] || !strchr(" \n\r\t,{", k[-1]))) continue; /* a key follows these only */
+      if ((found = tail_member(&t, k, e, &v, &ve))) break;
+    }
+    if (found) {
+      if (collect_templates(&t, v, ve, err)) {
+        rc = err->code;
+      } else if (vd_buf_append(&s->guess, v, (size_t)(ve - v))) {
+        rc = vd_nomem(err);
+      } else {
+        s->guessed = s->templates_seen = 1;
+        s->guess_at = t.base + (int64_t)(v - b);
+        s->tmap = t.tmap, s->tval = t.tval, s->tlen = t.tlen, s->nt = t.nt, s->tcap = t.tcap;
+        memset(&t.tmap, 0, sizeof t.tmap);
+        t.tval = NULL, t.tlen = NULL, t.nt = 0;
+      }
+    }
+  }
+  lrs_free(&t);
+  return rc ? R_ERR : found;
+}
+
 vd_code lrs_templates(lrs *s, vd_err *err) {
   if (s->templates_seen) return VD_OK;
   if (s->phase == P_DONE) { /* read to the end: there are none */
     s->templates_seen = 1;
     return VD_OK;
+  }
+  if (s->end && !s->tail_tried) {
+    s->tail_tried = 1;
+    int r = tail_templates(s, err);
+    if (r == R_ERR) return err->code;
+    if (r) return VD_OK;
   }
   lrs t;
   lrs_init(&t, s->read, s->ud, s->where, s->max);
@@ -519,77 +629,4 @@ const char *lrs_template(const lrs *s, const char *name, size_t *n) {
   if (i < 0 || !s->tval[i]) return NULL;
   *n = s->tlen[i];
   return s->tval[i];
-}
-
-/* --- the text's source: an archive's lindi.json member or a .lindi.json --- */
-
-typedef struct src {
-  vd_ctx *ctx;
-  char *url;
-  vd_blob *prefix;   /* the archive's first bytes, already read (cached) to find the index */
-  int64_t d, size;   /* where the text starts in the object; its bound (-1: not known yet) */
-} src;
-
-static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eof, vd_err *err) {
-  src *r = ud;
-  if (r->size >= 0 && len > r->size - off) len = r->size - off;
-  int64_t abs = r->d + off;
-  if (len > 0 && abs < (int64_t)r->prefix->len) { /* no request for what the prefix holds */
-    int64_t n = (int64_t)r->prefix->len - abs < len ? (int64_t)r->prefix->len - abs : len;
-    if (vd_buf_append(out, r->prefix->data + abs, (size_t)n)) return vd_nomem(err);
-    off += n, abs += n, len -= n;
-  }
-  if (len > 0) {
-    vd_buf part = {0};
-    vd_objinfo info;
-    memset(&info, 0, sizeof info);
-    info.size = -1;
-    vd_code rc = vd_get(r->ctx, r->url, abs, len, &part, r->size < 0 ? &info : NULL, err);
-    if (rc) return rc;
-    if (r->size < 0) { /* the JSON form: the file's size came with the first range */
-      if (info.size >= 0) r->size = info.size - r->d;
-      vd_objinfo_free(&info);
-    }
-    int bad = vd_buf_append(out, part.data, part.len);
-    off += (int64_t)part.len;
-    if ((int64_t)part.len < len) *eof = 1;
-    vd_buf_free(&part);
-    if (bad) return vd_nomem(err);
-  }
-  if (r->size >= 0 && off >= r->size) *eof = 1;
-  return VD_OK;
-}
-
-static void src_free(void *ud) {
-  src *r = ud;
-  if (!r) return;
-  vd_blob_unref(r->prefix);
-  free(r->url);
-  free(r);
-}
-
-vd_code lrs_open_url(lrs *s, vd_ctx *ctx, const char *url, const lindi_file *member, const char *where,
-                     vd_err *err) {
-  lrs_init(s, NULL, NULL, where, ctx->cfg.max_alloc);
-  src *r = calloc(1, sizeof *r);
-  if (!r || !(r->url = strdup(url))) {
-    free(r);
-    return vd_nomem(err);
-  }
-  r->ctx = ctx;
-  vd_code rc = lindi_prefix(ctx, url, &r->prefix, err);
-  if (rc) {
-    src_free(r);
-    return rc;
-  }
-  if (member) {
-    r->d = member->d;
-    r->size = member->s;
-  } else {
-    r->size = (int64_t)r->prefix->len < ctx->cfg.lindi_prefix ? (int64_t)r->prefix->len : -1; /* whole file */
-  }
-  s->read = src_read;
-  s->ud = r;
-  s->ud_free = src_free;
-  return VD_OK;
 }

@@ -9,9 +9,17 @@
 #include "../vd_err.h"
 #include "../util/strmap.h"
 
-/* Appends up to len bytes of the text from offset off to out; sets *eof when there are
- * none past what it appended (the member or the file ends). */
+/* Appends up to len bytes of the text from offset off to out (more when the source has
+ * read further ahead from there); sets *eof when there are none past what it appended
+ * (the member or the file ends). */
 typedef vd_code (*lrs_read_fn)(void *ud, int64_t off, int64_t len, vd_buf *out, int *eof, vd_err *err);
+/* Where the text ends at most (*hi; -1 unknown): every byte from there to the source's
+ * end is JSON whitespace (lindi's padding), found without reading it (lrs_text_end).
+ * lo: where the text is known to go on to. */
+typedef vd_code (*lrs_end_fn)(void *ud, int64_t lo, int64_t *hi, vd_err *err);
+/* Reads len bytes (fewer at the source's end) at each of off[0..n) into out[i], in
+ * parallel where the source can. */
+typedef vd_code (*lrs_probe_fn)(void *ud, const int64_t *off, int n, int64_t len, vd_buf *out, vd_err *err);
 
 enum { LRS_STRING, LRS_REF, LRS_JSON };
 
@@ -28,6 +36,7 @@ typedef struct lrs_row {
 
 typedef struct lrs {
   lrs_read_fn read;
+  lrs_end_fn end;       /* optional: the tail's templates need it */
   void *ud;
   void (*ud_free)(void *ud);
   char where[700];
@@ -42,6 +51,11 @@ typedef struct lrs {
   /* templates: name -> position; the first of a repeated name wins, a value that is no
    * string is kept as NULL (lindi leaves {{name}} as written for both) */
   int templates_seen, nt, tcap;
+  /* templates taken from the text's tail ahead of the stream (lrs_templates): checked
+   * against the top-level "templates" when the stream reaches it */
+  int tail_tried, guessed, top_templates;
+  int64_t guess_at;
+  vd_buf guess;
   vd_strmap tmap;
   char **tval;
   size_t *tlen;
@@ -62,10 +76,22 @@ vd_code lrs_open_url(lrs *s, struct vd_ctx *ctx, const char *url, const struct l
  * larger than max_alloc, or a document without a "refs" object. */
 vd_code lrs_next(lrs *s, const lrs_row **row, vd_err *err);
 /* The templates, read when needed: when they come after "refs" (lindi sorts the keys, so
- * they do), a second stream skips the rest of refs from the current ref on to reach them,
- * once per cursor. The value for name (NUL-terminated) or NULL; *n its length. */
+ * they do), from a small window before the text's end (with an end callback), else by a
+ * second stream that skips the rest of refs from the current ref on, once per cursor.
+ * Templates from the tail are checked when the stream reaches the top-level "templates":
+ * lrs_next fails there (or at the end) when they were not those. The value for name
+ * (NUL-terminated) or NULL; *n its length. */
 vd_code lrs_templates(lrs *s, vd_err *err);
 const char *lrs_template(const lrs *s, const char *name, size_t *n);
+
+/* Where the text ends at most, from lo on, in a source of size bytes whose tail is
+ * whitespace: a search with rounds of parallel probes of plen bytes, until the end is
+ * within settled bytes (see lindi_refs_src.c); progress (optional) hears after each
+ * round where the text is known to go on to. hi is at least where the text ends when
+ * no run of plen whitespace bytes lies between lo and that end. */
+typedef vd_code (*lrs_progress_fn)(void *ud, int64_t lo, vd_err *err); /* after each round: text up to lo */
+vd_code lrs_text_end(lrs_probe_fn probe, lrs_progress_fn progress, void *ud, int64_t lo, int64_t size, int64_t plen,
+                     int64_t settled, int64_t *hi, vd_err *err);
 
 /* Decodes a JSON string literal (quotes included, valid: from a row) into out, with a
  * NUL after out->len. -1 out of memory. */

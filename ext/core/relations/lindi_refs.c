@@ -38,7 +38,9 @@ typedef struct {
   cJSON *doc;       /* or a writer's tree (the named table) */
   const cJSON *refs, *templates, *cur;
   char where[600];
-  char *url;        /* expanded url of the current ref row, made when a column needs it */
+  char *url;        /* expanded url of the current ref row, made when a column needs it ... */
+  int url_ok;       /* ... (when set; else it is the last one made) */
+  vd_buf url_src;   /* the url it was made from */
   int row;
   int json_form;    /* url is a standalone .lindi.json: no members */
   vd_buf bytes;     /* the current row's string, decoded */
@@ -200,14 +202,24 @@ static vd_code row_json(cur_t *c, char **out, vd_err *err) {
   return VD_OK;
 }
 
-/* The expanded url of the current row (a ref), made on first use. */
+/* The expanded url of the current row (a ref), made on first use. The last one is kept
+ * with the url it came from: lindi's chunk refs of one dataset all name the same url
+ * ("{{u1}}"), and the templates do not change during a scan, so a row whose url is the
+ * previous row's costs a compare, not an expansion and an allocation. */
 static vd_code ref_url(cur_t *c, const char **out, vd_err *err) {
-  if (!c->url) {
+  if (!c->url_ok) {
     if (row_bytes(c, 0, err)) return err->code;
     if (memchr(c->bytes.data, 0, c->bytes.len))
       return vd_fail(err, VD_INVALID, "%s: lindi.json ref \"%s\": its target holds a NUL character", c->where,
                      row_key(c));
-    if (expand(c, row_key(c), (const char *)c->bytes.data, &c->url, err)) return err->code;
+    if (!c->url || c->url_src.len != c->bytes.len || memcmp(c->url_src.data, c->bytes.data, c->bytes.len)) {
+      free(c->url);
+      c->url = NULL;
+      c->url_src.len = 0;
+      if (expand(c, row_key(c), (const char *)c->bytes.data, &c->url, err)) return err->code;
+      if (vd_buf_append(&c->url_src, c->bytes.data, c->bytes.len)) return vd_nomem(err);
+    }
+    c->url_ok = 1;
   }
   *out = c->url;
   return VD_OK;
@@ -229,8 +241,7 @@ static vd_code ref_num(cur_t *c, int i, int64_t *out, vd_err *err) {
 }
 
 static void settle(cur_t *c) { /* a new row: nothing of it is computed until a column asks */
-  free(c->url);
-  c->url = NULL;
+  c->url_ok = 0;
 }
 
 static vd_code start(cur_t *c, vd_err *err) {
@@ -300,6 +311,7 @@ static void close_(void *cur) {
   vd_strmap_free(&c->tmap);
   free(c->tlist);
   free(c->url);
+  vd_buf_free(&c->url_src);
   vd_buf_free(&c->bytes);
   vd_buf_free(&c->num);
   free(c);

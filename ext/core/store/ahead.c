@@ -50,7 +50,9 @@ static void slot_clear(slot *s) {
   memset(s, 0, sizeof *s);
 }
 
-vd_code vd_ahead_push(vd_ahead *a, const char *url, vd_err *err) {
+vd_code vd_ahead_push(vd_ahead *a, const char *url, vd_err *err) { return vd_ahead_push_range(a, url, 0, -1, err); }
+
+vd_code vd_ahead_push_range(vd_ahead *a, const char *url, int64_t off, int64_t len, vd_err *err) {
   if (a->n == a->window) return vd_fail(err, VD_INVALID, "internal error: fetch-ahead window full");
   vd_code rc = vd_url_check(url, err);
   if (rc) return rc;
@@ -58,9 +60,10 @@ vd_code vd_ahead_push(vd_ahead *a, const char *url, vd_err *err) {
   memset(s, 0, sizeof *s);
   if (!(s->url = strdup(url))) return vd_nomem(err);
   s->req.url = s->url;
-  s->req.len = -1;
+  s->req.off = off;
+  s->req.len = len;
   vd_ctx *ctx = a->ctx;
-  if ((s->blob = vd_cache_get(ctx->cache, url, ctx->cfg.cache_ttl))) {
+  if (len < 0 && (s->blob = vd_cache_get(ctx->cache, url, ctx->cfg.cache_ttl))) { /* the cache holds whole objects */
     ctx->stats[vd_url_backend(url)].cache_hits++;
   } else if (vd_url_backend(url) == VD_BE_HTTP) {
     if (!a->http && (rc = vd_http_async_new(ctx, &a->http, err))) {
@@ -95,7 +98,7 @@ vd_code vd_ahead_take(vd_ahead *a, vd_blob **out, vd_err *err) {
       *err = s->req.err;
     } else if (!(*out = vd_blob_from_buf(&s->req.body))) {
       rc = vd_nomem(err);
-    } else if (a->cache && a->ctx->cfg.cache_ttl > 0) {
+    } else if (a->cache && s->req.len < 0 && a->ctx->cfg.cache_ttl > 0) {
       vd_cache_put(a->ctx->cache, s->url, *out, a->ctx->cfg.cache_size);
     }
   }

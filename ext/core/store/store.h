@@ -107,6 +107,9 @@ int vd_ahead_room(const vd_ahead *a);
 /* How many were pushed and not yet taken. */
 int vd_ahead_pending(const vd_ahead *a);
 vd_code vd_ahead_push(vd_ahead *a, const char *url, vd_err *err);
+/* The same for bytes [off, off + len) of url (a short answer at the object's end is no
+ * error); never from nor into the cache, which holds whole objects. */
+vd_code vd_ahead_push_range(vd_ahead *a, const char *url, int64_t off, int64_t len, vd_err *err);
 /* The oldest object pushed and not yet taken (waits for it): a new reference. */
 vd_code vd_ahead_take(vd_ahead *a, vd_blob **out, vd_err *err);
 void vd_ahead_close(vd_ahead *a);
