@@ -145,4 +145,9 @@ size_t vds_shape_bytes(const vds_shape *s);
 vd_code vds_fill(const vds_channel *ch, const vds_shape *s, int status, float constant, vd_buf *out,
                  vd_err *err);
 
+/* Decoded samples of one chunk (openvds_chunk.c): fetched and decoded, or filled for
+ * constant / NoValue / unwritten chunks; shape gets the voxel size and format. */
+vd_code vds_read_chunk(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, vd_buf *samples,
+                       vds_shape *shape, vd_err *err);
+
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/store.h"
+#include "../formats/openvds_pages.h"
 #include "vds_cursor.h"
 
 enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, C_KEY = C_DIM0 + 3 * VDS_MAXDIM };
@@ -20,8 +20,6 @@ static const vd_colspec cols[] = {
     {"adaptive_levels", VD_BLOB, 0}, DIM(0), DIM(1), DIM(2), DIM(3), DIM(4), DIM(5),
     {"key", VD_TEXT, 0},       VDS_URL_ARG,                   VDS_LAYER_ARG};
 
-#define WINDOW_MAX 64
-
 typedef struct {
   vds_cur b;
   int64_t lo, hi;                          /* chunk range */
@@ -33,14 +31,7 @@ typedef struct {
   int64_t idx[VDS_MAXDIM];
   int64_t idx_of;                          /* the chunk idx[] is for, -1 if none */
   int64_t entry_of;                        /* the chunk e is for, -1 if none */
-  int64_t page_of;                        /* the page blob holds, -1 if none */
-  vd_blob *page;
-  /* the stored pages the cursor visits after the current one (those of its range,
-   * box or list), fetched ahead (in flight over http) in a bounded window */
-  vd_ahead *ahead;
-  int64_t apage[WINDOW_MAX];               /* pages pushed, not yet taken (a ring) */
-  int ahead_head, ahead_n;
-  int64_t next_push;                       /* next page to push */
+  vds_pages *pages;                        /* the layer's pages, read as a scan */
   vds_entry e;
   int has_entry;
   char key[300];
@@ -155,31 +146,10 @@ static int in_box(const chunks_cur *k, int64_t c) {
   return 1;
 }
 
-/* Opens the fetch-ahead window at page p. Its width is http_parallel (the requests
- * in flight at once), and no wider than max_alloc holds whole pages. A plain range
- * over more pages than the cache can keep would only push everything else out of it:
- * its pages bypass the cache; a short range (a point lookup), a list or a box keep
- * theirs, so a repeat costs no request. */
-static vd_code ahead_open(chunks_cur *k, int64_t p, vd_err *err) {
-  const vds_layer *l = k->b.layer;
-  vd_ctx *ctx = k->b.ctx;
-  double page_bytes = (double)l->page_size * l->entry_size;
-  int window = ctx->cfg.http_parallel;
-  if (window > WINDOW_MAX) window = WINDOW_MAX;
-  if (window > ctx->cfg.max_alloc / page_bytes) window = (int)(ctx->cfg.max_alloc / page_bytes);
-  if (window < 1) window = 1;
-  int64_t span = k->hi / l->page_size - p + 1;
-  int cache = k->list || k->boxed || span * page_bytes < ctx->cfg.cache_size / 4.0;
-  vd_ahead_close(k->ahead);
-  k->ahead = NULL;
-  k->ahead_head = k->ahead_n = 0;
-  k->next_push = p;
-  return vd_ahead_open(ctx, window, cache, &k->ahead, err);
-}
-
 /* The first page from q on holding a chunk the cursor visits (in its range, its box
  * and its list), or -1. */
-static int64_t next_wanted_page(const chunks_cur *k, int64_t q) {
+static int64_t next_wanted_page(void *arg, int64_t q) {
+  const chunks_cur *k = arg;
   int64_t ps = k->b.layer->page_size, c = q * ps;
   if (c < k->lo) c = k->lo;
   if (k->list) {
@@ -194,89 +164,6 @@ static int64_t next_wanted_page(const chunks_cur *k, int64_t q) {
   }
   c = next_in_box(k, c);
   return c < 0 || c > k->hi ? -1 : c / ps;
-}
-
-/* Pushes the next stored pages the cursor visits while the window has room. */
-static vd_code ahead_fill(chunks_cur *k, vd_err *err) {
-  const vds_layer *l = k->b.layer;
-  while (vd_ahead_room(k->ahead) && k->next_push < l->page_count) {
-    int64_t q = next_wanted_page(k, k->next_push);
-    if (q < 0) {
-      k->next_push = l->page_count; /* none left */
-      break;
-    }
-    k->next_push = q + 1;
-    if (vds_page_stored(l, q) < 0) continue;
-    char *key = vds_page_key(l, q), *url = key ? vd_url_join(k->b.ds->url, key) : NULL;
-    free(key);
-    if (!url) return vd_nomem(err);
-    vd_code rc = vd_ahead_push(k->ahead, url, err);
-    free(url);
-    if (rc) return rc;
-    k->apage[(k->ahead_head + k->ahead_n++) % WINDOW_MAX] = q;
-  }
-  return VD_OK;
-}
-
-/* Page p, through the window: the pages before it that were fetched ahead are dropped
- * (rows may skip them), a jump back or past the window starts again at p. */
-static vd_code ahead_take(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
-  vd_code rc;
-  *out = NULL;
-  while (k->ahead && k->ahead_n && k->apage[k->ahead_head] < p) {
-    vd_blob *b;
-    if ((rc = vd_ahead_take(k->ahead, &b, err))) return rc;
-    vd_blob_unref(b);
-    k->ahead_head = (k->ahead_head + 1) % WINDOW_MAX;
-    k->ahead_n--;
-  }
-  if (!k->ahead || (k->ahead_n ? k->apage[k->ahead_head] != p : k->next_push > p)) {
-    if ((rc = ahead_open(k, p, err))) return rc;
-  } else if (!k->ahead_n) {
-    k->next_push = p; /* the pages between were not needed */
-  }
-  if ((rc = ahead_fill(k, err))) return rc;
-  if (!k->ahead_n || k->apage[k->ahead_head] != p) /* cannot happen: p is stored and next */
-    return vd_fail(err, VD_INVALID, "internal error: page %lld not fetched ahead", (long long)p);
-  if ((rc = vd_ahead_take(k->ahead, out, err))) return rc;
-  k->ahead_head = (k->ahead_head + 1) % WINDOW_MAX;
-  k->ahead_n--;
-  return ahead_fill(k, err); /* the freed slot's request goes out before this page's rows */
-}
-
-/* The page p's bytes (checked), or NULL for a page listed as not stored (all unwritten). */
-static vd_code load_page(chunks_cur *k, int64_t p, vd_blob **out, vd_err *err) {
-  const vds_layer *l = k->b.layer;
-  if (vds_page_stored(l, p) < 0) {
-    *out = NULL;
-    return VD_OK;
-  }
-  if (k->page && k->page_of == p) { /* same page as the previous row */
-    *out = k->page;
-    return VD_OK;
-  }
-  vd_blob_unref(k->page);
-  k->page = NULL;
-  k->page_of = -1;
-  char *key = vds_page_key(l, p), *url = key ? vd_url_join(k->b.ds->url, key) : NULL;
-  free(key);
-  if (!url) return vd_nomem(err);
-  vd_blob *b = NULL;
-  vd_code rc = ahead_take(k, p, &b, err);
-  if (!rc && b) {
-    char where[600];
-    vd_url_redact(url, where, sizeof where);
-    rc = vds_page_check(l, p, b->len, where, err);
-  }
-  free(url);
-  if (rc) {
-    vd_blob_unref(b);
-    return rc;
-  }
-  k->page = b;
-  k->page_of = p;
-  *out = b;
-  return VD_OK;
 }
 
 /* Positions the cursor's chunk grid index on the current chunk. */
@@ -301,14 +188,8 @@ static vd_code load_position(chunks_cur *k, vd_err *err) {
 static vd_code ensure_entry(chunks_cur *k, vd_err *err) {
   const vds_layer *l = k->b.layer;
   if (k->entry_of == k->chunk || !l->has_pages) return VD_OK;
-  int64_t p = k->chunk / l->page_size;
-  vd_blob *page;
-  vd_code rc = load_page(k, p, &page, err);
+  vd_code rc = vds_pages_entry(k->pages, k->chunk, &k->e, NULL, err);
   if (rc) return rc;
-  static const unsigned char zero[28];
-  size_t off = (size_t)(k->chunk % l->page_size) * l->entry_size;
-  const unsigned char *ent = page && off + l->entry_size <= page->len ? page->data + off : zero;
-  vds_entry_decode(ent, l->entry_size, &k->e);
   k->has_entry = 1;
   k->entry_of = k->chunk;
   return VD_OK;
@@ -350,7 +231,6 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   k->chunk = -1;
   k->idx_of = -1;
   k->entry_of = -1;
-  k->page_of = -1;
   if (!k->b.layer) return VD_OK;
   const vds_layer *l = k->b.layer;
   const vds_geom *g = &l->geom;
@@ -414,6 +294,12 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
     if (k->blo[d] > 0 || k->bhi[d] < g->chunks[d] - 1) k->boxed = 1;
   }
   if (k->lo > k->hi) return VD_OK;
+  if (l->has_pages) {
+    if ((rc = vds_pages_open(ctx, k->b.ds, l, &k->pages, err))) return rc;
+    /* the pages of the range, box or list are fetched ahead; a plain range over many
+     * pages bypasses the cache (see openvds_pages.h) */
+    vds_pages_scan(k->pages, next_wanted_page, k, k->hi / l->page_size, k->list || k->boxed);
+  }
   rc = advance(k, k->lo, err);
   return rc;
 }
@@ -463,8 +349,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 static void close_(void *cur) {
   chunks_cur *k = cur;
   if (!k) return;
-  vd_blob_unref(k->page);
-  vd_ahead_close(k->ahead);
+  vds_pages_close(k->pages);
   free(k->list);
   vds_close(k->b.ds);
   free(k->b.scratch);

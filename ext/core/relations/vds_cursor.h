@@ -22,11 +22,6 @@ int vds_cur_eof(void *cur);
 int64_t vds_cur_rowid(void *cur);
 void vds_cur_close(void *cur);
 
-/* Decoded samples of one chunk (vds_chunk_data.c): fetched and decoded, or filled for
- * constant / NoValue / unwritten chunks; shape gets the voxel size and format. */
-vd_code vds_read_chunk(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, vd_buf *samples,
-                       vds_shape *shape, vd_err *err);
-
 #define VDS_URL_ARG {"url", VD_TEXT, VD_COL_ARG}
 #define VDS_LAYER_ARG {"layer", VD_TEXT, VD_COL_ARG}
 
