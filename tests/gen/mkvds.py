@@ -11,6 +11,8 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
   mkvds.py holes N DIR         one layer of N pages of 128 chunks, some not stored (scan tests)
   mkvds.py demo DIR            a small survey for docs/openvds.md (with a page-less layer)
   mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
+  mkvds.py dump DIR            reads a dataset back (LayerStatus and every stored page) as JSON,
+                               for tests of vdsql's writes: an independent decoding of the pages
 """
 import base64
 import itertools
@@ -389,6 +391,37 @@ def build_holes(npages, root):
     w.finish()
 
 
+def dump(root):
+    """{layer: {"status": its LayerStatus object, "pages": {page: byte length},
+    "entries": {chunk: [hash as 16 hex digits (JSON numbers are doubles), object size or
+    null]} for every non-zero entry}}."""
+    with open(os.path.join(root, "LayerStatus"), "rb") as f:
+        status = json.load(f)
+    out = {}
+    for st in status:
+        layer = {"status": st, "pages": {}, "entries": {}}
+        out[st["layerName"]] = layer
+        if not st.get("hasChunkMetadataPages"):
+            continue
+        size, esize, count = st["chunkMetadataPageSize"], st["chunkMetadataByteSize"], st["chunkCount"]
+        directory = st.get("pageDirectory", list(range((count - 1) // size + 1)))
+        for p, name in enumerate(directory):
+            if name < 0:
+                continue
+            with open(os.path.join(root, st["layerName"], "ChunkMetadata", str(name)), "rb") as f:
+                body = f.read()
+            layer["pages"][str(p)] = len(body)
+            for i in range(len(body) // esize):
+                e = body[i * esize:(i + 1) * esize]
+                if esize == 28:
+                    osize, h = struct.unpack("<IQ", e[:12])
+                else:
+                    osize, h = None, struct.unpack("<Q", e)[0]
+                if h:
+                    layer["entries"][str(p * size + i)] = ["%016x" % h, osize]
+    json.dump(out, sys.stdout, sort_keys=True)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "tests":
         build_tests(argv[2])
@@ -398,6 +431,8 @@ def main(argv):
         build_holes(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "demo":
         build_survey(argv[2], page_size=1024)
+    elif len(argv) >= 3 and argv[1] == "dump":
+        dump(argv[2])
     elif len(argv) >= 4 and argv[1] == "sample":  # make demo's sample: every layer readable
         build_survey(argv[3], method=argv[2], page_size=1024, pageless=False)
     else:
