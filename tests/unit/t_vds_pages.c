@@ -4,7 +4,8 @@
  * entries), a page not stored yet (created, pageDirectory updated), a discarded dirty
  * set (nothing written). Expected values come from mkvds.py (its `dump` decodes the
  * pages and LayerStatus independently, in Python) and from the spec's formulas (section 3
- * counts, section 6 chunk sizes); the result is also read back through vds_chunks. */
+ * counts, section 6 chunk sizes); the result is also read back through vds_chunks. An
+ * http dataset is refused before any request. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "tap.h"
 #include "vd_catalog.h"
 
-#define NTESTS 24
+#define NTESTS 25
 
 static char dir[] = "/tmp/vdsql-vdspages.XXXXXX";
 static char url[600];
@@ -152,6 +153,16 @@ int main(void) {
      (long long)ctx->stats[VD_BE_FILE].requests);
   ok(vds_pages_dirty(pa0) == 0, "A has nothing dirty left");
   ok(vds_pages_write_back(pa1, &err) == VD_OK, "A writes back LOD1 (a new page; its LayerStatus was read before B wrote: one lost race)");
+  /* an http dataset: refused in the store's one wording before any request */
+  vds_dataset remote = *da;
+  remote.url = "http://127.0.0.1:9/ds?sig=secret";
+  vds_pages *pr = NULL;
+  memset(ctx->stats, 0, sizeof ctx->stats);
+  rc = vds_pages_open(ctx, &remote, a0, &pr, &err) ? VD_ERROR : set(pr, 1, H1, 1, &err);
+  ok(rc == VD_READONLY && strstr(err.msg, "read-only") && !strstr(err.msg, "secret") &&
+     ctx->stats[VD_BE_HTTP].requests == 0 && vds_pages_dirty(pr) == 0,
+     "an http dataset's entry is refused, no request, the query redacted: %s", err.msg);
+  vds_pages_close(pr);
   vds_pages_close(pa0);
   vds_pages_close(pa1);
   vds_pages_close(pb0);

@@ -112,6 +112,10 @@ static vd_code load_status(vds_pages *pl, vd_err *err) {
 vd_code vds_pages_set(vds_pages *pl, int64_t chunk, const unsigned char *raw, int64_t object_bytes, vd_err *err) {
   const vds_layer *l = pl->l;
   vd_code rc;
+  if (!vd_store_can_write(pl->ds->url)) { /* refused before anything is read or dirtied, */
+    vd_putreq r = {.url = pl->ds->url};  /* in the store's one wording (it sends nothing) */
+    return vd_put(pl->ctx, &r, err);
+  }
   if (!l->has_pages) return vd_fail(err, VD_INVALID, "layer %s has no chunk-metadata pages", l->name);
   if (chunk < 0 || chunk >= l->chunk_count)
     return vd_fail(err, VD_INVALID, "layer %s has chunks 0 to %lld", l->name, (long long)l->chunk_count - 1);
