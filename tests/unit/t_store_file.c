@@ -119,13 +119,18 @@ static int on_ramfs(vd_code *rc, char *msg, size_t n) {
     mkdir(sub, 0755);
     uid_t uid = getuid();
     gid_t gid = getgid();
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) _exit(3);
-    char map[64];
-    snprintf(map, sizeof map, "0 %u 1", (unsigned)uid); /* files get an owner (else EOVERFLOW) */
-    write_file("/proc/self/uid_map", map);
-    write_file("/proc/self/setgroups", "deny");
-    snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
-    write_file("/proc/self/gid_map", map);
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) {
+      char map[64];
+      snprintf(map, sizeof map, "0 %u 1", (unsigned)uid); /* files get an owner (else EOVERFLOW) */
+      write_file("/proc/self/uid_map", map);
+      write_file("/proc/self/setgroups", "deny");
+      snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+      write_file("/proc/self/gid_map", map);
+    } else if (geteuid() != 0 || unshare(CLONE_NEWNS)) {
+      /* no user namespace inside a chroot (fresh-machine): root can still take a mount
+       * namespace of its own, so the ramfs never shows outside this child */
+      _exit(3);
+    }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
         mount("none", sub, "ramfs", 0, NULL))
       _exit(3);
