@@ -8,8 +8,9 @@ read through vdsql over s3:// and compared with the same queries on the local co
 vds_layers, vds_chunks by status, every chunk's vds_chunk_data, lindi_files, lindi_refs,
 lindi_read, vtkhdf_partitions. Requests are counted by vdsql_stats() (row 's3'), each
 query in a fresh connection (cold cache). Listings (ListObjectsV2, several pages through
-continuation tokens) and HEAD are checked through build/storetool against boto3's
-listing and head_object. Errors: a wrong secret, an unknown access key, a missing object,
+continuation tokens), HEAD, puts (metadata, If-Match / If-None-Match, odd keys) and
+deletes are checked through build/storetool (the store interface; no SQL relation
+writes to S3 yet) against boto3's listing, head_object and get_object. Errors: a wrong secret, an unknown access key, a missing object,
 a missing bucket, each word for word, and no secret in any output. Settings: the s3_*
 keys of vdsql_config work without the environment, and a secret is never shown back.
    env: SO, SQLITE3 (tests/taplib.py), VDSQL_TESTDATA (datasets, else generated),
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(here))
 from taplib import Radosgw, ok, plan, shell_args  # noqa: E402
 
 STORETOOL = os.environ.get("STORETOOL", os.path.join(top, "build", "storetool"))
+VD_NOTFOUND, VD_IO, VD_INVALID, VD_PRECONDITION = 2, 4, 3, 10  # ext/core/vd_err.h
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
             "AWS_DEFAULT_REGION")
 
@@ -159,6 +161,57 @@ def main():
         r = subprocess.run([STORETOOL, "get", "s3://%s/meta/obj.bin" % B, "3", "4"], capture_output=True, env=e)
         ok(r.returncode == 0 and r.stdout == b"3456", "s3: a range GET gives those bytes", r.stdout + r.stderr)
 
+        # -- writes through vd_put / vd_delete, read back with boto3
+        def tool(*args, body=None):
+            r = subprocess.run([STORETOOL] + list(args), input=body, capture_output=True, env=e)
+            return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+        import botocore.exceptions
+        W = "s3://%s/w/" % B
+        body = bytes(range(256)) * 40
+        rc, out, err = tool("put", W + "a.bin", "vdschunkmetadata=AQIDBAUGBwg=", "Mixed-Case=Value 1", body=body)
+        h = c.head_object(Bucket=B, Key="w/a.bin")
+        g = c.get_object(Bucket=B, Key="w/a.bin")["Body"].read()
+        md5 = '"%s"' % hashlib.md5(body).hexdigest()
+        ok(rc == 0 and out.strip() == md5 and g == body and h["Metadata"] == {"vdschunkmetadata": "AQIDBAUGBwg=", "mixed-case": "Value 1"}
+           and h["ContentType"] == "application/octet-stream" and err.strip().endswith("requests 1"),
+           "s3: a put (signed body hash, Content-Type, metadata) reads back with boto3, ETag = MD5, one request",
+           "%s %s %s %s" % (rc, out, err, h.get("Metadata")))
+        rc, out, err = tool("put", W + "a.bin", "--if-none-match", body=b"other")
+        ok(rc == 10 + VD_PRECONDITION and "error: %sa.bin: HTTP 412 Precondition Failed (PreconditionFailed)" % W in err
+           and c.get_object(Bucket=B, Key="w/a.bin")["Body"].read() == body,
+           "s3: a create-only put over an existing object: VD_PRECONDITION, nothing written", "%s %s" % (rc, err))
+        rc, out, err = tool("put", W + "a.bin", "--if-match", '"%s"' % ("0" * 32), body=b"other")
+        ok(rc == 10 + VD_PRECONDITION and c.get_object(Bucket=B, Key="w/a.bin")["Body"].read() == body,
+           "s3: a put If-Match a stale ETag: VD_PRECONDITION, nothing written", "%s %s" % (rc, err))
+        etag = c.head_object(Bucket=B, Key="w/a.bin")["ETag"]  # quoted, as HEAD gives it
+        rc, out, err = tool("put", W + "a.bin", "--if-match", etag, "vdschunkmetadata=AAAAAAAAAAA=", body=b"second")
+        h = c.head_object(Bucket=B, Key="w/a.bin")
+        ok(rc == 0 and out.strip() == '"%s"' % hashlib.md5(b"second").hexdigest() and h["Metadata"] == {"vdschunkmetadata": "AAAAAAAAAAA="},
+           "s3: a put If-Match the current (quoted) ETag is sent unquoted, as radosgw wants: replaced, metadata too",
+           "%s %s %s" % (rc, out, err))
+        rc, out, err = tool("put", W + "odd+k%20y=.bin", body=b"odd")
+        ok(rc == 0 and c.get_object(Bucket=B, Key="w/odd+k y=.bin")["Body"].read() == b"odd",
+           "s3: a put to a key with '+', space and '=' lands on that key (boto3 reads it)", err)
+        rc, out, err = tool("put", W + "b.bin", "a=1", "a1=2", body=b"x")
+        ok(rc == 10 + VD_INVALID and err.startswith("error: %sb.bin: metadata names 'a' and 'a1' together are signed in the wrong order"
+                                                    " by this libcurl (before 8.10); rename one" % W) and err.strip().endswith("requests 0"),
+           "s3: metadata names 'a' and 'a1' (curl 7.88 signs them wrongly): refused before any request", err)
+        rc2, out2, err2 = tool("put", W + "b.bin", "k=a\r\nx-amz-meta-evil: 1", body=b"x")
+        ok(rc2 == 10 + VD_INVALID and "metadata 'k': S3 takes printable ASCII values" in err2,
+           "s3: a metadata value with a newline is refused (no header injection)", err2)
+        rc, out, err = tool("del", W + "a.bin")
+        try:
+            c.head_object(Bucket=B, Key="w/a.bin")
+            gone = False
+        except botocore.exceptions.ClientError as ex:
+            gone = ex.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+        rc2, out2, err2 = tool("del", W + "a.bin")
+        ok(rc == 0 and gone and rc2 == 0, "s3: delete removes the object (boto3: 404); deleting it again is no error", err + err2)
+        rc, out, err = tool("del", "s3://vdsql-no-such-bucket/a")
+        ok(rc == 10 + VD_NOTFOUND and "error: s3://vdsql-no-such-bucket/a: HTTP 404 Not Found (NoSuchBucket)" in err,
+           "s3: a delete in a missing bucket is an error (NoSuchBucket)", err)
+
         # -- errors, word for word, and no secret anywhere
         sec = srv.secret
         wrong = sec[:-1] + ("A" if sec[-1] != "A" else "B")
@@ -181,7 +234,7 @@ def main():
             ok(sec not in out and sec not in err and wrong not in err, "s3: %s: no secret in any output" % name)
         # a listing's error names the listed URL
         r = subprocess.run([STORETOOL, "list", "s3://vdsql-no-such-bucket/x/", "5"], capture_output=True, text=True, env=e)
-        ok(r.returncode == 1 and "error: s3://vdsql-no-such-bucket/x/: listing: HTTP 404 Not Found (NoSuchBucket)" in r.stderr,
+        ok(r.returncode == 10 + VD_NOTFOUND and "error: s3://vdsql-no-such-bucket/x/: listing: HTTP 404 Not Found (NoSuchBucket)" in r.stderr,
            "s3: a listing of a missing bucket names the listed URL and NoSuchBucket", r.stderr)
 
         # -- per-connection settings, without any AWS_* in the environment

@@ -4,16 +4,21 @@
  *   storetool list URL PAGE   every page: "page N", then "key<TAB>size<TAB>etag"
  *   storetool head URL        "size<TAB>etag", then "meta<TAB>key<TAB>value" lines
  *   storetool get URL [OFF LEN]  the bytes to stdout
- * Last line on stderr: "requests N" of the URL's backend; errors: "error: msg", exit 1. */
+ *   storetool put URL [--if-match ETAG | --if-none-match] [KEY=VALUE...] < body
+ *                             prints the new etag
+ *   storetool del URL
+ * Last line on stderr: "requests N" of the URL's backend; errors: "error: msg", exit
+ * status 10 + the vd_code. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
 
+/* exit status 10 + the vd_code, so a test can tell VD_PRECONDITION from other faults */
 static int fail(vd_err *e) {
   fprintf(stderr, "error: %s\n", e->msg);
-  return 1;
+  return 10 + (int)e->code;
 }
 
 int main(int argc, char **argv) {
@@ -58,6 +63,36 @@ int main(int argc, char **argv) {
       fwrite(b.data, 1, b.len, stdout);
       vd_buf_free(&b);
     }
+  } else if (strcmp(argv[1], "put") == 0) {
+    vd_buf body = {0};
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, stdin)) > 0) vd_buf_append(&body, chunk, k);
+    vd_putreq p = {0};
+    vd_kv meta[32];
+    p.url = url;
+    p.body = body.data;
+    p.len = body.len;
+    p.meta = meta;
+    for (int i = 3; i < argc; i++) {
+      if (strcmp(argv[i], "--if-match") == 0 && i + 1 < argc) {
+        p.if_match = argv[++i];
+      } else if (strcmp(argv[i], "--if-none-match") == 0) {
+        p.if_none_match = 1;
+      } else if (strchr(argv[i], '=') && p.nmeta < 32) {
+        char *eq = strchr(argv[i], '=');
+        *eq = 0;
+        meta[p.nmeta].key = argv[i];
+        meta[p.nmeta++].value = eq + 1;
+      }
+    }
+    if (vd_put(ctx, &p, &err))
+      rc = fail(&err);
+    else
+      printf("%s\n", p.etag);
+    vd_buf_free(&body);
+  } else if (strcmp(argv[1], "del") == 0) {
+    if (vd_delete(ctx, url, &err)) rc = fail(&err);
   } else {
     fprintf(stderr, "storetool: unknown command %s\n", argv[1]);
     rc = 2;

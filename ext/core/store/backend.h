@@ -41,8 +41,8 @@ typedef struct vd_http_hook {
   /* On the curl easy handle h (already set up for method on url): the real URL, the
    * signing options and headers; headers go in *hdrs (the transport owns and frees
    * them). Errors name url redacted, never a credential. */
-  vd_code (*prepare)(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, vd_curl_slist **hdrs,
-                     vd_err *err);
+  vd_code (*prepare)(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const vd_putreq *put,
+                     vd_curl_slist **hdrs, vd_err *err);
   /* The service's error code in the start of an error answer's body (S3's <Code>),
    * into out (n bytes); 0 when found. NULL: none. */
   int (*error_code)(const char *body, size_t len, char *out, size_t n);
@@ -75,6 +75,11 @@ void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info);
 vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
 vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err);
 vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+
+/* A PUT (put: body, metadata, conditions; put->etag set) or DELETE (put NULL) of url
+ * through the http transport and url's backend hook: any 2xx is success, 412 is
+ * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
 
 /* One ListObjectsV2 answer into out (store_s3.c; fuzzed): keys relative to dir. */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,

@@ -79,6 +79,9 @@ typedef struct xfer {
   struct curl_slist *hdrs;  /* headers the hook set (live until the next attempt) */
   char ebody[ERR_KEEP + 1]; /* the start of an error answer, for the hook's error code */
   size_t elen;
+  const char *method;       /* PUT or DELETE (vd_http_send); NULL: GET, or HEAD with head */
+  vd_putreq *put;           /* a PUT's body and conditions */
+  size_t upoff;             /* body bytes handed to curl by this attempt */
 } xfer;
 
 static double now(void) {
@@ -204,6 +207,10 @@ static int headers_done(xfer *x) {
   }
   if (x->head) {
     if (x->clen >= 0) x->hinfo.size = x->clen;
+    return 0;
+  }
+  if (x->method) { /* the answer to a PUT or DELETE: nothing in it is wanted but an error's code */
+    x->discard = 1;
     return 0;
   }
   if (st != 200 && st != 206) { /* errors and redirects: the body is not wanted */
@@ -431,6 +438,8 @@ static const char *reason(long s) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 412: return "Precondition Failed";
     case 416: return "Range Not Satisfiable";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
@@ -547,6 +556,15 @@ static void reset_response(xfer *x) {
   x->ebody[0] = 0;
 }
 
+static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
+  xfer *x = ud;
+  size_t room = sz * n, left = x->put->len - x->upoff;
+  size_t k = left < room ? left : room;
+  memcpy(buf, (const char *)x->put->body + x->upoff, k);
+  x->upoff += k;
+  return k;
+}
+
 static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   if (!x->h && !(x->h = curl_easy_init())) return vd_nomem(err);
   CURL *h = x->h;
@@ -573,11 +591,19 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   curl_slist_free_all(x->hdrs);
   x->hdrs = NULL;
   if (x->hook) { /* the real URL, signing options and headers: after the options above */
-    vd_code rc = x->hook->prepare(ctx, h, r->url, x->head ? "HEAD" : "GET", &x->hdrs, err);
+    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET", x->put, &x->hdrs, err);
     if (rc) return rc;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
   }
-  if (x->head) {
+  if (x->method && strcmp(x->method, "PUT") == 0) {
+    x->upoff = 0; /* a retry sends the body again from its start */
+    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(h, CURLOPT_READDATA, x);
+    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->put->len);
+  } else if (x->method) {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
+  } else if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
     char range[64];
@@ -639,7 +665,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   long status = 0;
   curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
   x->status = status;
-  s->bytes += x->received;
+  s->bytes += x->received + (int64_t)(x->put ? x->upoff : 0); /* received, and a PUT's body sent */
   if (x->stop_ok && !x->frc && cc == CURLE_WRITE_ERROR) cc = CURLE_OK; /* we ended it: complete */
   if (!x->frc && cc == CURLE_OK && !x->head && !x->discard && (status == 200 || status == 206)) {
     if (status == 206 && x->received < x->limit && !x->stop_ok) {
@@ -704,6 +730,12 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   }
   if (status == 404 || status == 410) {
     r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, reason(status), code);
+    return 1;
+  }
+  if (x->method && status >= 200 && status < 300) { /* a PUT or DELETE done: its etag is the answer */
+    r->info = x->hinfo;
+    memset(&x->hinfo, 0, sizeof x->hinfo);
+    r->rc = VD_OK;
     return 1;
   }
   /* a range from the start of an empty object: nothing to read, as a read that ends at
@@ -919,6 +951,29 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
     return r.rc;
   }
   *info = r.info;
+  return VD_OK;
+}
+
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err) {
+  vd_getreq r = {0};
+  r.url = url;
+  r.len = -1;
+  xfer x = {0};
+  x.req = &r;
+  x.hook = vd_backend_of(url)->hook;
+  x.method = method;
+  x.put = put;
+  if (!x.hook) return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", method);
+  run(ctx, &x, 1);
+  xfer_free(&x);
+  vd_buf_free(&r.body);
+  if (r.rc) {
+    *err = r.err;
+    vd_objinfo_free(&r.info);
+    return r.rc;
+  }
+  if (put) snprintf(put->etag, sizeof put->etag, "%s", r.info.etag);
+  vd_objinfo_free(&r.info);
   return VD_OK;
 }
 
