@@ -232,6 +232,11 @@ def main():
             ok(rc != 0 and err.strip() == want and out[-1:] == ["stats|2"],
                "s3: %s: %s (2 requests, none retried)" % (name, want.split(": ", 1)[1]), "%r %s" % (err, out))
             ok(sec not in out and sec not in err and wrong not in err, "s3: %s: no secret in any output" % name)
+        # userinfo in an s3:// URL is no bucket name: refused before any request, never shown
+        out, err, rc = run("SELECT count(*) FROM vds_layers('s3://AKIDX:s3cretvalue@%s/ds/survey');\n%s" % (B, STATS), env)
+        ok(rc != 0 and "s3://%s/ds/survey/VolumeDataLayout: not an s3://bucket/key URL (a bucket name is letters, digits, "
+           "'.', '-' and '_')" % B in err and "s3cretvalue" not in err + "".join(out) and out[-1:] == ["stats|0"],
+           "s3: user:password@ in an s3:// URL is refused before any request, and not shown", "%s %s" % (err, out))
         # a listing's error names the listed URL
         r = subprocess.run([STORETOOL, "list", "s3://vdsql-no-such-bucket/x/", "5"], capture_output=True, text=True, env=e)
         ok(r.returncode == 10 + VD_NOTFOUND and "error: s3://vdsql-no-such-bucket/x/: listing: HTTP 404 Not Found (NoSuchBucket)" in r.stderr,

@@ -85,6 +85,12 @@ static int split(const char *url, const char **b, size_t *bn, const char **k, si
   *b = p + 3;
   *bn = strcspn(*b, "/?#");
   if (!*bn) return -1;
+  /* a bucket name, nothing else (no userinfo, no port: the endpoint comes from the settings) */
+  for (size_t i = 0; i < *bn; i++) {
+    char c = (*b)[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
+      return -1;
+  }
   const char *r = *b + *bn;
   *q = NULL;
   if (*r == '/') r++;
@@ -168,7 +174,7 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *met
   vd_url_redact(url, where, sizeof where);
   const char *b, *k, *q;
   size_t bn, kn;
-  if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: an s3:// URL names a bucket (s3://bucket/key)", where);
+  if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: not an s3://bucket/key URL (a bucket name is letters, digits, '.', '-' and '_')", where);
   if (!c.key[0] != !c.secret[0])
     return vd_fail(err, VD_INVALID, "%s: S3 credentials need both an access key and a secret (%s is not set: "
                    "see vdsql_config('%s') or %s)", where, c.key[0] ? "the secret" : "the access key",
@@ -327,7 +333,7 @@ static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max,
   vd_url_redact(url, where, sizeof where);
   const char *b, *k, *q;
   size_t bn, kn;
-  if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: an s3:// URL names a bucket (s3://bucket/key)", where);
+  if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: not an s3://bucket/key URL (a bucket name is letters, digits, '.', '-' and '_')", where);
   /* the prefix decoded (as the service stores keys); dir: up to its last '/' */
   char *prefix = malloc(kn + 1), *dec = prefix;
   if (!prefix) return vd_nomem(err);
