@@ -11,7 +11,7 @@
 CC      ?= cc
 B       ?= build
 SAN     ?=
-PKGS    := libcurl libcjson zlib libcrypto hdf5
+PKGS    := libcurl libcjson zlib libcrypto hdf5 libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
@@ -46,7 +46,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all deps test demo bench fuzz sql clean install uninstall
-all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf
+all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool
 
 deps:
 	@scripts/install-deps
@@ -81,6 +81,12 @@ $(B)/mkvtkhdf: tests/gen/mkvtkhdf.c $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# The store interface on the command line, for the object-store suites (tests/store)
+$(B)/storetool: tests/store/storetool.c $(CORE_OBJ) $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # PostgreSQL install script, generated from the catalogue
 VERSION := 0.1

@@ -10,7 +10,7 @@
 #include "store/cache.h"
 #include "store/store.h"
 
-static const char *const backend_names[VD_BE_COUNT] = {"file", "http"};
+static const char *const backend_names[VD_BE_COUNT] = {"file", "http", "s3"};
 
 const char *vd_backend_name(vd_backend_id id) {
   return id < VD_BE_COUNT ? backend_names[id] : "?";
@@ -46,7 +46,8 @@ void vd_ctx_free(vd_ctx *ctx) {
   free(ctx);
 }
 
-typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_ACTION } kind;
+/* K_STR and K_SECRET: hi is the field's size; a K_SECRET is shown as '(set)', never echoed. */
+typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_SECRET, K_ACTION } kind;
 typedef struct {
   const char *key;
   kind k;
@@ -64,15 +65,24 @@ static const setting settings[] = {
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
-    {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
+    {"ca_file", K_STR, OFF(ca_file), 0, sizeof(((vd_config *)0)->ca_file), "CA bundle for https"},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
-    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, 0,
+    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, sizeof(((vd_config *)0)->allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
+#define SZ(f) sizeof(((vd_config *)0)->f)
+    {"s3_endpoint", K_STR, OFF(s3_endpoint), 0, SZ(s3_endpoint),
+     "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)"},
+    {"s3_region", K_STR, OFF(s3_region), 0, SZ(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)"},
+    {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, SZ(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)"},
+    {"s3_secret_access_key", K_SECRET, OFF(s3_secret_access_key), 0, SZ(s3_secret_access_key),
+     "S3 secret key, never shown (empty: AWS_SECRET_ACCESS_KEY)"},
+    {"s3_session_token", K_SECRET, OFF(s3_session_token), 0, SZ(s3_session_token),
+     "S3 session token, never shown (empty: AWS_SESSION_TOKEN)"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
@@ -93,6 +103,7 @@ static char *show(const vd_ctx *ctx, const setting *s) {
     case K_INT: snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off)); break;
     case K_INT64: snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off)); break;
     case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
+    case K_SECRET: snprintf(buf, sizeof buf, "%s", base[s->off] ? "(set)" : ""); break;
     case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
   }
   return strdup(buf);
@@ -103,7 +114,7 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
   for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
     if (key && strcmp(settings[i].key, key) == 0) s = &settings[i];
   if (!s) {
-    char known[512] = "";
+    char known[1024] = "";
     for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
       strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
       strncat(known, settings[i].key, sizeof known - strlen(known) - 1);
@@ -120,8 +131,8 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
         vd_cache_clear(ctx->cache);
       else
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): unknown action", s->key, value);
-    } else if (s->k == K_STR) {
-      size_t n = strlen(value), cap = s->off == OFF(ca_file) ? sizeof ctx->cfg.ca_file : sizeof ctx->cfg.allowed_hosts;
+    } else if (s->k == K_STR || s->k == K_SECRET) {
+      size_t n = strlen(value), cap = (size_t)s->hi;
       if (n >= cap)
         return vd_fail(err, VD_INVALID, "vdsql_config('%s'): value too long", s->key);
       memcpy(base + s->off, value, n + 1);

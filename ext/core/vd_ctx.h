@@ -8,7 +8,7 @@
 
 #include "vd_err.h"
 
-typedef enum vd_backend_id { VD_BE_FILE = 0, VD_BE_HTTP, VD_BE_COUNT } vd_backend_id;
+typedef enum vd_backend_id { VD_BE_FILE = 0, VD_BE_HTTP, VD_BE_S3, VD_BE_COUNT } vd_backend_id;
 
 typedef struct vd_stats {
   int64_t requests;   /* requests sent (every attempt, retries included) */
@@ -34,6 +34,13 @@ typedef struct vd_config {
                               its own scheme, host and port */
   int64_t http_max_excess; /* bytes a range answer may carry beyond the range asked for */
   int64_t max_alloc;       /* bytes one row, one value or one check may allocate */
+  /* S3 per connection; empty: the AWS_* environment variable, read when a request is
+   * made (never when the extension loads). Secrets are never shown back. */
+  char s3_endpoint[512];        /* AWS_ENDPOINT_URL: path-style requests to it */
+  char s3_region[64];           /* AWS_REGION */
+  char s3_access_key_id[256];   /* AWS_ACCESS_KEY_ID */
+  char s3_secret_access_key[256]; /* AWS_SECRET_ACCESS_KEY */
+  char s3_session_token[4096];  /* AWS_SESSION_TOKEN */
 } vd_config;
 
 typedef struct vd_cache vd_cache;

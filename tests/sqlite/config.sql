@@ -8,3 +8,7 @@ SELECT vdsql_config('http_parallel', 0);
 SELECT vdsql_config('nope', 1);
 SELECT vdsql_config('stats', 'sideways');
 SELECT backend FROM vdsql_stats();
+-- S3 settings: a secret is never shown back, only whether it is set; other keys as given
+SELECT vdsql_config('s3_secret_access_key'), vdsql_config('s3_secret_access_key', 'wJalrXUtnFEMI/K7MDENG'), vdsql_config('s3_secret_access_key');
+SELECT vdsql_config('s3_session_token', 'FwoGZXIvYXdzEBc'), vdsql_config('s3_region', 'eu-west-1'), vdsql_config('s3_access_key_id', 'AKIAEXAMPLE');
+SELECT key, value FROM vdsql_config() WHERE key LIKE 's3%' ORDER BY key;

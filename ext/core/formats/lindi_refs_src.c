@@ -245,7 +245,7 @@ vd_code lrs_open_url(lrs *s, vd_ctx *ctx, const char *url, const lindi_file *mem
   }
   r->ctx = ctx;
   r->end = -1;
-  r->http = vd_url_backend(url) == VD_BE_HTTP;
+  r->http = vd_store_on_http(url);
   vd_code rc = lindi_prefix(ctx, url, &r->prefix, err);
   if (rc) {
     src_free(r);

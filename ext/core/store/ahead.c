@@ -65,7 +65,7 @@ vd_code vd_ahead_push_range(vd_ahead *a, const char *url, int64_t off, int64_t l
   vd_ctx *ctx = a->ctx;
   if (len < 0 && (s->blob = vd_cache_get(ctx->cache, url, ctx->cfg.cache_ttl))) { /* the cache holds whole objects */
     ctx->stats[vd_url_backend(url)].cache_hits++;
-  } else if (vd_url_backend(url) == VD_BE_HTTP) {
+  } else if (vd_store_on_http(url)) {
     if (!a->http && (rc = vd_http_async_new(ctx, &a->http, err))) {
       slot_clear(s);
       return rc;

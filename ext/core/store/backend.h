@@ -30,6 +30,24 @@ enum {
                        every object derived from it; for files '?' is a name's byte */
 };
 
+/* A backend whose objects are reached over HTTP through the shared transport
+ * (store_http.c: curl multi, retries, Content-Range checks, limits, counters) although
+ * its URLs are not http URLs (s3://; az:// can use the same): the transport asks the
+ * hook, once per attempt, to set the request up. */
+typedef struct curl_slist vd_curl_slist;
+typedef void vd_curl;
+typedef struct vd_http_hook {
+  vd_backend_id id; /* the row of vdsql_stats() */
+  /* On the curl easy handle h (already set up for method on url): the real URL, the
+   * signing options and headers; headers go in *hdrs (the transport owns and frees
+   * them). Errors name url redacted, never a credential. */
+  vd_code (*prepare)(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const vd_putreq *put,
+                     vd_curl_slist **hdrs, vd_err *err);
+  /* The service's error code in the start of an error answer's body (S3's <Code>),
+   * into out (n bytes); 0 when found. NULL: none. */
+  int (*error_code)(const char *body, size_t len, char *out, size_t n);
+} vd_http_hook;
+
 typedef struct vd_backend_ops {
   vd_backend_id id;  /* the row of vdsql_stats() its requests count in */
   const char *label; /* in messages: "<label> URLs are read-only" */
@@ -42,12 +60,13 @@ typedef struct vd_backend_ops {
   vd_code (*put)(vd_ctx *ctx, vd_putreq *p, vd_err *err);
   vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
   vd_code (*del)(vd_ctx *ctx, const char *url, vd_err *err);
+  const vd_http_hook *hook; /* set: requests go through the http transport with it */
 } vd_backend_ops;
 
 /* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
 const vd_backend_ops *vd_backend_of(const char *url);
 
-extern const vd_backend_ops vd_file_ops, vd_http_ops;
+extern const vd_backend_ops vd_file_ops, vd_http_ops, vd_s3_ops;
 
 /* The file backend's pieces (store_file*.c). */
 struct stat;
@@ -56,5 +75,14 @@ void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info);
 vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
 vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err);
 vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+
+/* A PUT (put: body, metadata, conditions; put->etag set) or DELETE (put NULL) of url
+ * through the http transport and url's backend hook: any 2xx is success, 412 is
+ * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
+
+/* One ListObjectsV2 answer into out (store_s3.c; fuzzed): keys relative to dir. */
+vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,
+                         const char *where, vd_err *err);
 
 #endif

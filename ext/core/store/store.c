@@ -68,6 +68,7 @@ static const struct {
     {"file", &vd_file_ops},
     {"http", &vd_http_ops},
     {"https", &vd_http_ops},
+    {"s3", &vd_s3_ops},
 };
 
 const vd_backend_ops *vd_backend_of(const char *url) {
@@ -96,6 +97,11 @@ int vd_store_is_remote(const char *url) {
 int vd_store_can_write(const char *url) {
   const vd_backend_ops *b = vd_backend_of(url);
   return b && (b->caps & VD_CAP_WRITE);
+}
+
+int vd_store_on_http(const char *url) {
+  const vd_backend_ops *b = vd_backend_of(url);
+  return b && (b == &vd_http_ops || b->hook);
 }
 
 static int carries_query(const char *url) {
@@ -279,7 +285,7 @@ vd_code vd_url_check(const char *url, vd_err *err) {
   if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
     return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
   if (vd_backend_of(url)) return VD_OK;
-  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http:// or https://)", where);
+  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http://, https:// or s3://)", where);
 }
 
 vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap) {

@@ -84,6 +84,9 @@ void vd_listing_free(vd_listing *l);
 int vd_store_is_local(const char *url);  /* a local file: a path or file:// */
 int vd_store_is_remote(const char *url); /* served by a non-local backend (http(s), ...) */
 int vd_store_can_write(const char *url); /* its backend has put and delete */
+/* Its requests go through the http transport (so they can be left in flight with
+ * vd_http_async): http(s) and the object stores. */
+int vd_store_on_http(const char *url);
 
 /* Whole small objects (JSON documents, metadata pages) through the document cache. */
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);

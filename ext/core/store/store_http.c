@@ -33,6 +33,7 @@
 
 #define MAX_HOPS 5
 #define ERR_BODY_MAX (64 << 10) /* bytes of an error or redirect body read (and dropped) */
+#define ERR_KEEP 4096           /* ... of which kept for a hook to find the service's error code in */
 
 struct vd_http {
   CURLM *multi;
@@ -74,6 +75,13 @@ typedef struct xfer {
   int fretry;          /* ... and it may go away on a retry */
   vd_err ferr;
   char errbuf[CURL_ERROR_SIZE];
+  const vd_http_hook *hook; /* a backend on this transport (S3): maps and signs */
+  struct curl_slist *hdrs;  /* headers the hook set (live until the next attempt) */
+  char ebody[ERR_KEEP + 1]; /* the start of an error answer, for the hook's error code */
+  size_t elen;
+  const char *method;       /* PUT or DELETE (vd_http_send); NULL: GET, or HEAD with head */
+  vd_putreq *put;           /* a PUT's body and conditions */
+  size_t upoff;             /* body bytes handed to curl by this attempt */
 } xfer;
 
 static double now(void) {
@@ -201,6 +209,10 @@ static int headers_done(xfer *x) {
     if (x->clen >= 0) x->hinfo.size = x->clen;
     return 0;
   }
+  if (x->method) { /* the answer to a PUT or DELETE: nothing in it is wanted but an error's code */
+    x->discard = 1;
+    return 0;
+  }
   if (st != 200 && st != 206) { /* errors and redirects: the body is not wanted */
     x->discard = 1;
     return 0;
@@ -300,6 +312,12 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   int64_t from = x->received; /* body offset of p[0] */
   x->received += (int64_t)len;
   if (x->discard) {
+    if (x->hook && x->elen < ERR_KEEP) {
+      size_t k = len < ERR_KEEP - x->elen ? len : ERR_KEEP - x->elen;
+      memcpy(x->ebody + x->elen, p, k);
+      x->elen += k;
+      x->ebody[x->elen] = 0;
+    }
     if (x->received <= ERR_BODY_MAX) return len;
     x->stop_ok = 1; /* enough of an error page: the status says it all */
     return 0;
@@ -420,6 +438,8 @@ static const char *reason(long s) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 412: return "Precondition Failed";
     case 416: return "Range Not Satisfiable";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
@@ -532,6 +552,17 @@ static void reset_response(xfer *x) {
   x->fretry = 0;
   vd_err_clear(&x->ferr);
   x->errbuf[0] = 0;
+  x->elen = 0;
+  x->ebody[0] = 0;
+}
+
+static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
+  xfer *x = ud;
+  size_t room = sz * n, left = x->put->len - x->upoff;
+  size_t k = left < room ? left : room;
+  memcpy(buf, (const char *)x->put->body + x->upoff, k);
+  x->upoff += k;
+  return k;
 }
 
 static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
@@ -557,7 +588,22 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(h, CURLOPT_PRIVATE, x);
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
-  if (x->head) {
+  curl_slist_free_all(x->hdrs);
+  x->hdrs = NULL;
+  if (x->hook) { /* the real URL, signing options and headers: after the options above */
+    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET", x->put, &x->hdrs, err);
+    if (rc) return rc;
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
+  }
+  if (x->method && strcmp(x->method, "PUT") == 0) {
+    x->upoff = 0; /* a retry sends the body again from its start */
+    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(h, CURLOPT_READDATA, x);
+    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->put->len);
+  } else if (x->method) {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
+  } else if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
     char range[64];
@@ -613,13 +659,13 @@ static int is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s ==
  * x->not_before, or the next hop of a redirect). */
 static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   vd_getreq *r = x->req;
-  vd_stats *s = &ctx->stats[VD_BE_HTTP];
+  vd_stats *s = &ctx->stats[x->hook ? x->hook->id : VD_BE_HTTP];
   char url[1100];
   where(x, url, sizeof url);
   long status = 0;
   curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
   x->status = status;
-  s->bytes += x->received;
+  s->bytes += x->received + (int64_t)(x->put ? x->upoff : 0); /* received, and a PUT's body sent */
   if (x->stop_ok && !x->frc && cc == CURLE_WRITE_ERROR) cc = CURLE_OK; /* we ended it: complete */
   if (!x->frc && cc == CURLE_OK && !x->head && !x->discard && (status == 200 || status == 206)) {
     if (status == 206 && x->received < x->limit && !x->stop_ok) {
@@ -676,8 +722,20 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     x->not_before = 0;
     return 0;
   }
+  char code[80] = ""; /* " (SignatureDoesNotMatch)": the service's own word, when it gives one */
+  if (x->hook && x->hook->error_code && status >= 300 && x->hook->error_code(x->ebody, x->elen, code + 2, sizeof code - 3) == 0) {
+    code[0] = ' ';
+    code[1] = '(';
+    strcat(code, ")");
+  }
   if (status == 404 || status == 410) {
-    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s", url, status, reason(status));
+    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, reason(status), code);
+    return 1;
+  }
+  if (x->method && status >= 200 && status < 300) { /* a PUT or DELETE done: its etag is the answer */
+    r->info = x->hinfo;
+    memset(&x->hinfo, 0, sizeof x->hinfo);
+    r->rc = VD_OK;
     return 1;
   }
   /* a range from the start of an empty object: nothing to read, as a read that ends at
@@ -685,8 +743,8 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   int empty = status == 416 && !x->head && r->off == 0 && x->cr_unsat == 0;
   if (empty) x->hinfo.size = 0;
   if (status != 200 && status != 206 && !empty) {
-    r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : VD_IO, "%s: HTTP %ld %s%s", url, status,
-                    reason(status), tries);
+    r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : status == 412 ? VD_PRECONDITION : VD_IO, "%s: HTTP %ld %s%s%s", url,
+                    status, reason(status), code, tries);
     return 1;
   }
   if (!x->head && status == 200 && x->hinfo.size < 0 && !x->stop_ok)
@@ -760,7 +818,7 @@ static int drv_turn(driver *d, int block) {
       x->finished = 1;
       done++;
     } else {
-      ctx->stats[VD_BE_HTTP].requests++; /* every attempt and every redirect hop */
+      ctx->stats[x->hook ? x->hook->id : VD_BE_HTTP].requests++; /* every attempt and every redirect hop */
       curl_multi_add_handle(d->multi, x->h);
       d->active++;
     }
@@ -821,6 +879,8 @@ static void drv_drop(driver *d, xfer *x) {
 static void xfer_free(xfer *x) {
   if (x->h) curl_easy_cleanup(x->h);
   x->h = NULL;
+  curl_slist_free_all(x->hdrs);
+  x->hdrs = NULL;
   vd_objinfo_free(&x->hinfo);
   free(x->cur);
   x->cur = NULL;
@@ -862,6 +922,7 @@ vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
       reqs[i]->body.len = 0;
       continue;
     }
+    xs[m].hook = vd_backend_of(reqs[i]->url)->hook;
     xs[m++].req = reqs[i];
   }
   if (m) run(ctx, xs, m);
@@ -880,6 +941,7 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   r.want_info = 1;
   xfer x = {0};
   x.req = &r;
+  x.hook = vd_backend_of(url)->hook;
   x.head = 1;
   run(ctx, &x, 1);
   xfer_free(&x);
@@ -889,6 +951,29 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
     return r.rc;
   }
   *info = r.info;
+  return VD_OK;
+}
+
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err) {
+  vd_getreq r = {0};
+  r.url = url;
+  r.len = -1;
+  xfer x = {0};
+  x.req = &r;
+  x.hook = vd_backend_of(url)->hook;
+  x.method = method;
+  x.put = put;
+  if (!x.hook) return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", method);
+  run(ctx, &x, 1);
+  xfer_free(&x);
+  vd_buf_free(&r.body);
+  if (r.rc) {
+    *err = r.err;
+    vd_objinfo_free(&r.info);
+    return r.rc;
+  }
+  if (put) snprintf(put->etag, sizeof put->etag, "%s", r.info.etag);
+  vd_objinfo_free(&r.info);
   return VD_OK;
 }
 
@@ -927,6 +1012,7 @@ vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err) {
   xfer *x = calloc(1, sizeof *x);
   if (!x) return vd_nomem(err);
   x->req = r;
+  x->hook = vd_backend_of(r->url)->hook;
   if (drv_add(&a->d, x)) {
     free(x);
     return vd_nomem(err);

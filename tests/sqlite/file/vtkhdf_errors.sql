@@ -20,5 +20,5 @@ SELECT * FROM vtkhdf_partitions('@DATA@/vtkhdf');
 -- the other relations still work after errors
 SELECT count(*) FROM vtkhdf_partitions('@DATA@/vtkhdf/ug3.vtkhdf');
 -- URLs the store does not read: its own wording
-SELECT * FROM vtkhdf_partitions('s3://bucket/x.vtkhdf?X-Amz-Signature=secret');
+SELECT * FROM vtkhdf_partitions('gs://bucket/x.vtkhdf?X-Goog-Signature=secret');
 SELECT * FROM vtkhdf_partitions('file://otherhost/x.vtkhdf');
