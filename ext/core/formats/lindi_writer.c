@@ -442,6 +442,35 @@ static vd_code open_file(lindi_writer *w, vd_err *err) {
   return w->absent ? VD_OK : rc;
 }
 
+/* The file's size, mtime and entry: whether another writer committed between two looks. */
+static int look(lindi_writer *w, struct stat *st, unsigned char entry[LINDI_ENTRY_SIZE]) {
+  vd_err e = {0};
+  if (fstat(w->fd, st)) return -1;
+  memset(entry, 0, LINDI_ENTRY_SIZE);
+  if (st->st_size >= 512 + LINDI_ENTRY_SIZE && pr(w->fd, entry, LINDI_ENTRY_SIZE, 512, w->path, &e)) return -1;
+  return 0;
+}
+
+/* load() without the lock, at open: another writer may commit while it reads (the entry
+ * read before the commit, the file's end after it), which looks like a broken end. Such a
+ * read is retried when the file changed meanwhile; a fault that stays while the file
+ * does not change is the archive's own. Taking the lock here instead would make opening
+ * wait for another connection's whole transaction. */
+static vd_code load_unlocked(lindi_writer *w, vd_err *err) {
+  for (int tries = 0;; tries++) {
+    struct stat a, b;
+    unsigned char ea[LINDI_ENTRY_SIZE], eb[LINDI_ENTRY_SIZE];
+    int looked = look(w, &a, ea) == 0;
+    vd_code rc = load(w, 0, err);
+    if (!rc || tries == 20 || !looked || look(w, &b, eb)) return rc;
+    if (a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+        !memcmp(ea, eb, LINDI_ENTRY_SIZE))
+      return rc;
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+}
+
 vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {
   *out = NULL;
   /* unknown schemes, file://host/...: the store's refusal; never a local file name */
@@ -478,7 +507,7 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
   sprintf(w->journal, "%s.vdsql-journal", w->path);
   vd_code rc = open_file(w, err);
   /* with a journal the state is loaded at BEGIN, after recovery */
-  if (!rc && !w->absent && !exists_nofollow(w->journal)) rc = load(w, 0, err);
+  if (!rc && !w->absent && !exists_nofollow(w->journal)) rc = load_unlocked(w, err);
   if (rc) {
     lindi_writer_close(w);
     return rc;
