@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,19 +44,22 @@ void vd_ctx_free(vd_ctx *ctx) {
   if (!ctx) return;
   vd_store_shutdown(ctx);
   vd_cache_free(ctx->cache);
+  OPENSSL_cleanse(&ctx->cfg, sizeof ctx->cfg); /* the Azure secrets */
   free(ctx);
 }
 
-typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_ACTION } kind;
+/* K_SECRET: a string that is never shown, only whether it is set */
+typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_SECRET, K_ACTION } kind;
 typedef struct {
   const char *key;
   kind k;
   size_t off;
-  double lo, hi;
+  double lo, hi; /* K_STR, K_SECRET: hi is the buffer's size */
   const char *doc;
 } setting;
 
 #define OFF(f) offsetof(vd_config, f)
+#define CAP(f) sizeof(((vd_config *)0)->f)
 static const setting settings[] = {
     {"cache_ttl", K_REAL, OFF(cache_ttl), 0, 1e9, "seconds a cached document stays fresh (0: no caching)"},
     {"cache_size", K_INT64, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
@@ -64,15 +68,22 @@ static const setting settings[] = {
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
-    {"ca_file", K_STR, OFF(ca_file), 0, 0, "CA bundle for https"},
+    {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https"},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
-    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, 0,
+    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
+    {"azure_connection_string", K_SECRET, OFF(azure_connection_string), 0, CAP(azure_connection_string),
+     "Azure Blob connection string (secret; empty: AZURE_STORAGE_CONNECTION_STRING)"},
+    {"azure_account", K_STR, OFF(azure_account), 0, CAP(azure_account),
+     "Azure storage account, with azure_key or azure_sas_token (empty: AZURE_STORAGE_ACCOUNT)"},
+    {"azure_key", K_SECRET, OFF(azure_key), 0, CAP(azure_key), "Azure account key, base64 (secret; empty: AZURE_STORAGE_KEY)"},
+    {"azure_sas_token", K_SECRET, OFF(azure_sas_token), 0, CAP(azure_sas_token),
+     "Azure SAS token (secret; empty: AZURE_STORAGE_SAS_TOKEN)"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
@@ -93,6 +104,7 @@ static char *show(const vd_ctx *ctx, const setting *s) {
     case K_INT: snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off)); break;
     case K_INT64: snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off)); break;
     case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
+    case K_SECRET: snprintf(buf, sizeof buf, "%s", *(base + s->off) ? "(set)" : ""); break;
     case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
   }
   return strdup(buf);
@@ -120,8 +132,8 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
         vd_cache_clear(ctx->cache);
       else
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): unknown action", s->key, value);
-    } else if (s->k == K_STR) {
-      size_t n = strlen(value), cap = s->off == OFF(ca_file) ? sizeof ctx->cfg.ca_file : sizeof ctx->cfg.allowed_hosts;
+    } else if (s->k == K_STR || s->k == K_SECRET) {
+      size_t n = strlen(value), cap = (size_t)s->hi;
       if (n >= cap)
         return vd_fail(err, VD_INVALID, "vdsql_config('%s'): value too long", s->key);
       memcpy(base + s->off, value, n + 1);

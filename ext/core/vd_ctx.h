@@ -34,6 +34,12 @@ typedef struct vd_config {
                               its own scheme, host and port */
   int64_t http_max_excess; /* bytes a range answer may carry beyond the range asked for */
   int64_t max_alloc;       /* bytes one row, one value or one check may allocate */
+  /* Azure Blob credentials (store/azure_auth.h); all empty: the AZURE_STORAGE_* variables.
+   * The secrets are never shown by vdsql_config (it says '(set)'). */
+  char azure_connection_string[4096];
+  char azure_account[64];
+  char azure_key[256];
+  char azure_sas_token[4096];
 } vd_config;
 
 typedef struct vd_cache vd_cache;
