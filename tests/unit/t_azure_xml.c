@@ -31,7 +31,7 @@ static void refused(const char *what, const char *body, const char *want) {
 static void code_is(const char *hdr, const char *body, const char *want) {
   char c[64];
   vd_az_error_code(hdr, body, body ? strlen(body) : 0, c);
-  ok(strcmp(c, want) == 0, "error code '%s' (header %s)", want, hdr ? hdr : "none");
+  ok(strcmp(c, want) == 0, "error code '%s' (%s)", want, hdr ? "header" : "body");
 }
 
 int main(void) {
