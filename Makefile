@@ -46,7 +46,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all deps test demo bench fuzz sql clean install uninstall
-all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf
+all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/azdrive
 
 deps:
 	@scripts/install-deps
@@ -81,6 +81,13 @@ $(B)/mkvtkhdf: tests/gen/mkvtkhdf.c $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# Azure Blob test driver: one request signed by the core's Shared Key code over plain
+# libcurl, for tests/store/azure_sign.t
+$(B)/azdrive: tests/store/azdrive.c $(CORE_OBJ) $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # PostgreSQL install script, generated from the catalogue
 VERSION := 0.1
