@@ -8,3 +8,7 @@ SELECT vdsql_config('http_parallel', 0);
 SELECT vdsql_config('nope', 1);
 SELECT vdsql_config('stats', 'sideways');
 SELECT backend FROM vdsql_stats();
+-- Azure credentials: a secret is never shown, only whether it is set ('(set)' or '')
+SELECT vdsql_config('azure_key', 'c2VjcmV0LWtleS1ieXRlcw=='), vdsql_config('azure_key'), vdsql_config('azure_sas_token'), vdsql_config('azure_account', 'myacct');
+SELECT vdsql_config('azure_connection_string', 'AccountName=a;AccountKey=c2VjcmV0LWtleS1ieXRlcw==');
+SELECT key, value FROM vdsql_config() WHERE key LIKE 'azure%';
