@@ -52,6 +52,25 @@ static void url_bad(const vd_az_cred *c, const char *az, const char *want) {
   ok(rc == VD_INVALID && !u && strstr(err.msg, want) && !strstr(err.msg, "sig="), "%s refused: %s", az, err.msg);
 }
 
+static void list_is(const vd_az_cred *c, const char *az, const char *marker, int max, const char *want) {
+  char *u = NULL;
+  vd_err err = {0};
+  vd_code rc = vd_az_list_url(c, az, marker, max, &u, &err);
+  if (!ok(rc == VD_OK && u && strcmp(u, want) == 0, "list URL of %s (marker %s, max %d) -> %s", az, marker ? marker : "none", max, want))
+    diag("rc %d %s got %s", rc, err.msg, u ? u : "");
+  free(u);
+}
+
+/* vdsql_config(key[, value]) answers want */
+static int cfg_is(vd_ctx *ctx, const char *key, const char *value, const char *want) {
+  char *out = NULL;
+  vd_err err = {0};
+  int good = vd_config_apply(ctx, key, value, &out, &err) == VD_OK && out && strcmp(out, want) == 0;
+  if (!good) diag("%s: %s", key, out ? out : err.msg);
+  free(out);
+  return good;
+}
+
 int main(void) {
   /* Azurite's, as scripts/azurite-test-server writes it (path style, trailing ';') */
   good_cs("DefaultEndpointsProtocol=http;AccountName=vdsqltest;AccountKey=" KEY ";BlobEndpoint=http://127.0.0.1:41234/vdsqltest;",
@@ -114,22 +133,13 @@ int main(void) {
   setenv("AZURE_STORAGE_CONNECTION_STRING", "AccountName=envacct;AccountKey=" KEY2, 1);
   ok(vd_az_cred_load(&ctx->cfg, &c, &err) == VD_OK && strcmp(c.account, "envacct") == 0,
      "nothing set with vdsql_config: the environment is read when asked (%s)", c.account);
-  ok(vd_config_apply(ctx, "azure_key", KEY, &out, &err) == VD_OK && strcmp(out, "(set)") == 0,
-     "vdsql_config('azure_key', ...) answers '(set)', not the key: %s", out);
-  free(out);
-  ok(vd_config_apply(ctx, "azure_key", NULL, &out, &err) == VD_OK && strcmp(out, "(set)") == 0, "reading it back: %s", out);
-  free(out);
-  ok(vd_config_apply(ctx, "azure_sas_token", NULL, &out, &err) == VD_OK && strcmp(out, "") == 0, "an unset secret reads ''");
-  free(out);
-  ok(vd_config_apply(ctx, "azure_account", "cfgacct", &out, &err) == VD_OK && strcmp(out, "cfgacct") == 0,
-     "the account is not a secret: %s", out);
-  free(out);
+  ok(cfg_is(ctx, "azure_key", KEY, "(set)"), "vdsql_config('azure_key', ...) answers '(set)', not the key");
+  ok(cfg_is(ctx, "azure_key", NULL, "(set)"), "reading it back: '(set)'");
+  ok(cfg_is(ctx, "azure_sas_token", NULL, ""), "an unset secret reads ''");
+  ok(cfg_is(ctx, "azure_account", "cfgacct", "cfgacct"), "the account is not a secret: 'cfgacct'");
   ok(vd_az_cred_load(&ctx->cfg, &c, &err) == VD_OK && strcmp(c.account, "cfgacct") == 0 && c.keylen == 64,
      "settings given with vdsql_config replace the environment as a whole (%s)", c.account);
-  ok(vd_config_apply(ctx, "azure_connection_string", "AccountName=x;AccountKey=" KEY2, &out, &err) == VD_OK &&
-         strcmp(out, "(set)") == 0,
-     "azure_connection_string is a secret too: %s", out);
-  free(out);
+  ok(cfg_is(ctx, "azure_connection_string", "AccountName=x;AccountKey=" KEY2, "(set)"), "azure_connection_string is a secret too");
   ok(vd_az_cred_load(&ctx->cfg, &c, &err) == VD_OK && strcmp(c.account, "x") == 0, "a connection string wins over account + key");
   char big[5000];
   memset(big, 'A', sizeof big - 1);
@@ -171,16 +181,11 @@ int main(void) {
   url_is(&sas, "az://cont/a?sig=mine", "https://acct.blob.core.windows.net/cont/a?sig=mine");
 
   /* List Blobs URL */
-  char *u = NULL;
-  ok(vd_az_list_url(&az, "az://cont/list/a b+", "list/k02", 3, &u, &err) == VD_OK &&
-         strcmp(u, "http://127.0.0.1:41234/vdsqltest/cont?restype=container&comp=list&include=metadata&prefix=list%2Fa%20b%2B"
-                   "&marker=list%2Fk02&maxresults=3") == 0,
-     "list URL: prefix and marker encoded, maxresults: %s", u ? u : "");
-  free(u);
-  ok(vd_az_list_url(&sas, "az://cont", NULL, 0, &u, &err) == VD_OK &&
-         strcmp(u, "https://acct.blob.core.windows.net/cont?restype=container&comp=list&include=metadata&sv=2021-08-06&sig=s%2B") == 0,
-     "list URL of a whole container with the SAS: %s", u ? u : "");
-  free(u);
+  list_is(&az, "az://cont/list/a b+", "list/k02", 3,
+          "http://127.0.0.1:41234/vdsqltest/cont?restype=container&comp=list&include=metadata&prefix=list%2Fa%20b%2B"
+          "&marker=list%2Fk02&maxresults=3");
+  list_is(&sas, "az://cont", NULL, 0,
+          "https://acct.blob.core.windows.net/cont?restype=container&comp=list&include=metadata&sv=2021-08-06&sig=s%2B");
   vd_az_cred_clear(&az);
   ok(az.keylen == 0 && az.key[0] == 0, "vd_az_cred_clear wipes the key");
   return done_testing();
