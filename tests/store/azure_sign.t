@@ -63,7 +63,7 @@ def curl(url, headers=(), method="GET"):
 class Driver:
     def __init__(self, env, tmp):
         self.env, self.tmp = env, tmp
-        self.calls = self.leaks = 0
+        self.calls = self.leaks = self.bad_exit = 0
 
     def __call__(self, *args, body=None, env=None):
         a = [DRIVER]
@@ -78,6 +78,7 @@ class Driver:
         e.update(env or self.env)
         r = subprocess.run(a + list(args), capture_output=True, text=True, env=e, timeout=60)
         self.calls += 1
+        self.bad_exit += r.returncode not in (0, 2)  # 2: refused before any request; else a sanitizer's exit code
         self.leaks += sum(1 for s in SECRETS if s and s in r.stdout + r.stderr)
         try:
             o = json.loads(r.stdout)
@@ -245,6 +246,7 @@ def checks(srv, tmp):
     ok((r1["status"], r2["status"], r2.get("error_code"), code) == (202, 404, "BlobNotFound", 404),
        "Delete Blob: 202, again 404 BlobNotFound (VD_NOTFOUND), curl then 404", (r1["status"], r2["status"], r2.get("error_code"), code))
     # the key, the wrong key and every SAS signature, raw and URL-encoded
+    ok(az.bad_exit == 0, "the driver exited 0 (or 2 for a refusal) every time: no sanitizer report", "%d other exits" % az.bad_exit)
     ok(az.leaks == 0 and az.calls >= 30, "no secret in any of the driver's %d outputs (%d secrets looked for)" % (az.calls, len(SECRETS)),
        "%d leak(s)" % az.leaks)
 
