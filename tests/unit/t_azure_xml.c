@@ -85,6 +85,34 @@ int main(void) {
   snprintf(long_etag, sizeof long_etag, LIST_HEAD "<Blobs><Blob><Name>x</Name><Properties><Content-Length>1</Content-Length><Etag>%0200d</Etag></Properties></Blob></Blobs></EnumerationResults>", 0);
   refused("an Etag too long", long_etag, "Etag of over 125 bytes");
 
+  /* the hand parser (azure_xml.c says why not libxml2): what it takes and what it refuses */
+  const char tricky[] = "\xEF\xBB\xBF<?xml version='1.0'?><!-- c --><EnumerationResults a='x>y'><Blobs>\n"
+                        "<Blob ><Name Other=\"1\" Encoded='true'>a%2Fb&#233;&#xE9;&#x1F600;</Name><!-- in --><Properties>"
+                        "<Content-Length >7</Content-Length ></Properties><Metadata><k/></Metadata></Blob></Blobs>"
+                        "<NextMarker>m&amp;n</NextMarker></EnumerationResults>\n<!-- after -->\n";
+  rc = vd_az_parse_list("az://c/", tricky, strlen(tricky), &l, &err);
+  ok(rc == VD_OK && l.n == 1 && strcmp(l.blobs[0].name, "a/b\xc3\xa9\xc3\xa9\xf0\x9f\x98\x80") == 0 && l.blobs[0].info.size == 7 &&
+         l.blobs[0].info.nmeta == 1 && strcmp(l.blobs[0].info.meta[0].value, "") == 0 && l.next_marker &&
+         strcmp(l.next_marker, "m&n") == 0,
+     "BOM, declaration, comments, single quotes, '>' in an attribute, character references, empty elements: %s", err.msg);
+  vd_az_list_free(&l);
+  refused("CDATA", LIST_HEAD "<Blobs><Blob><Name><![CDATA[x]]></Name></Blob></Blobs></EnumerationResults>", "not XML");
+  refused("mismatched tags", LIST_HEAD "<Blobs><Blob><Name>x</Nome></Blob></Blobs></EnumerationResults>", "not XML");
+  refused("unclosed", LIST_HEAD "<Blobs><Blob><Name>x</Name></Blob></Blobs>", "not XML");
+  refused("text after the root", LIST_HEAD "</EnumerationResults>junk", "not XML");
+  refused("a second root", LIST_HEAD "</EnumerationResults><EnumerationResults/>", "not XML");
+  refused("a surrogate reference", LIST_HEAD "<Blobs><Blob><Name>&#xD800;</Name></Blob></Blobs></EnumerationResults>", "not XML");
+  refused("a NUL reference", LIST_HEAD "<Blobs><Blob><Name>&#0;</Name></Blob></Blobs></EnumerationResults>", "not XML");
+  refused("a reference past U+10FFFF", LIST_HEAD "<Blobs><Blob><Name>&#x110000;</Name></Blob></Blobs></EnumerationResults>", "not XML");
+  char nul[] = "<EnumerationResults>\0</EnumerationResults>";
+  rc = vd_az_parse_list("az://c/x", nul, sizeof nul - 1, &l, &err);
+  ok(rc == VD_INVALID && strstr(err.msg, "not XML"), "a NUL byte: refused (%s)", err.msg);
+  char deep[2000] = LIST_HEAD;
+  for (int i = 0; i < 40; i++) strcat(deep, "<d>");
+  for (int i = 0; i < 40; i++) strcat(deep, "</d>");
+  strcat(deep, "</EnumerationResults>");
+  refused("nesting 41 deep", deep, "not XML");
+
   code_is("AuthorizationFailure", NULL, "AuthorizationFailure");
   code_is(NULL, "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>BlobAlreadyExists</Code><Message>The specified blob already exists.\nRequestId:1</Message></Error>",
           "BlobAlreadyExists");
