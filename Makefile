@@ -11,7 +11,7 @@
 CC      ?= cc
 B       ?= build
 SAN     ?=
-PKGS    := libcurl libcjson zlib libcrypto hdf5 libxml-2.0
+PKGS    := libcurl libcjson zlib libcrypto hdf5
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g

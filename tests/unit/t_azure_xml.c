@@ -85,7 +85,7 @@ int main(void) {
   snprintf(long_etag, sizeof long_etag, LIST_HEAD "<Blobs><Blob><Name>x</Name><Properties><Content-Length>1</Content-Length><Etag>%0200d</Etag></Properties></Blob></Blobs></EnumerationResults>", 0);
   refused("an Etag too long", long_etag, "Etag of over 125 bytes");
 
-  /* the hand parser (azure_xml.c says why not libxml2): what it takes and what it refuses */
+  /* the hand parser (xml_min.h says why not libxml2): what it takes and what it refuses */
   const char tricky[] = "\xEF\xBB\xBF<?xml version='1.0'?><!-- c --><EnumerationResults a='x>y'><Blobs>\n"
                         "<Blob ><Name Other=\"1\" Encoded='true'>a%2Fb&#233;&#xE9;&#x1F600;</Name><!-- in --><Properties>"
                         "<Content-Length >7</Content-Length ></Properties><Metadata><k/></Metadata></Blob></Blobs>"
