@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ void vd_ctx_free(vd_ctx *ctx) {
   if (!ctx) return;
   vd_store_shutdown(ctx);
   vd_cache_free(ctx->cache);
+  OPENSSL_cleanse(&ctx->cfg, sizeof ctx->cfg); /* the Azure secrets */
   free(ctx);
 }
 
@@ -52,11 +54,12 @@ typedef struct {
   const char *key;
   kind k;
   size_t off;
-  double lo, hi;
+  double lo, hi; /* K_STR, K_SECRET: hi is the buffer's size */
   const char *doc;
 } setting;
 
 #define OFF(f) offsetof(vd_config, f)
+#define CAP(f) sizeof(((vd_config *)0)->f)
 static const setting settings[] = {
     {"cache_ttl", K_REAL, OFF(cache_ttl), 0, 1e9, "seconds a cached document stays fresh (0: no caching)"},
     {"cache_size", K_INT64, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
@@ -65,24 +68,30 @@ static const setting settings[] = {
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
-    {"ca_file", K_STR, OFF(ca_file), 0, sizeof(((vd_config *)0)->ca_file), "CA bundle for https"},
+    {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https"},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
-    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, sizeof(((vd_config *)0)->allowed_hosts),
+    {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
-#define SZ(f) sizeof(((vd_config *)0)->f)
-    {"s3_endpoint", K_STR, OFF(s3_endpoint), 0, SZ(s3_endpoint),
+    {"s3_endpoint", K_STR, OFF(s3_endpoint), 0, CAP(s3_endpoint),
      "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)"},
-    {"s3_region", K_STR, OFF(s3_region), 0, SZ(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)"},
-    {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, SZ(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)"},
-    {"s3_secret_access_key", K_SECRET, OFF(s3_secret_access_key), 0, SZ(s3_secret_access_key),
+    {"s3_region", K_STR, OFF(s3_region), 0, CAP(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)"},
+    {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, CAP(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)"},
+    {"s3_secret_access_key", K_SECRET, OFF(s3_secret_access_key), 0, CAP(s3_secret_access_key),
      "S3 secret key, never shown (empty: AWS_SECRET_ACCESS_KEY)"},
-    {"s3_session_token", K_SECRET, OFF(s3_session_token), 0, SZ(s3_session_token),
+    {"s3_session_token", K_SECRET, OFF(s3_session_token), 0, CAP(s3_session_token),
      "S3 session token, never shown (empty: AWS_SESSION_TOKEN)"},
+    {"azure_connection_string", K_SECRET, OFF(azure_connection_string), 0, CAP(azure_connection_string),
+     "Azure Blob connection string (secret; empty: AZURE_STORAGE_CONNECTION_STRING)"},
+    {"azure_account", K_STR, OFF(azure_account), 0, CAP(azure_account),
+     "Azure storage account, with azure_key or azure_sas_token (empty: AZURE_STORAGE_ACCOUNT)"},
+    {"azure_key", K_SECRET, OFF(azure_key), 0, CAP(azure_key), "Azure account key, base64 (secret; empty: AZURE_STORAGE_KEY)"},
+    {"azure_sas_token", K_SECRET, OFF(azure_sas_token), 0, CAP(azure_sas_token),
+     "Azure SAS token (secret; empty: AZURE_STORAGE_SAS_TOKEN)"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };

@@ -41,6 +41,12 @@ typedef struct vd_config {
   char s3_access_key_id[256];   /* AWS_ACCESS_KEY_ID */
   char s3_secret_access_key[256]; /* AWS_SECRET_ACCESS_KEY */
   char s3_session_token[4096];  /* AWS_SESSION_TOKEN */
+  /* Azure Blob credentials (store/azure_auth.h); all empty: the AZURE_STORAGE_* variables.
+   * The secrets are never shown by vdsql_config (it says '(set)'). */
+  char azure_connection_string[4096];
+  char azure_account[64];
+  char azure_key[256];
+  char azure_sas_token[4096];
 } vd_config;
 
 typedef struct vd_cache vd_cache;

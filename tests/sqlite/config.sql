@@ -12,3 +12,7 @@ SELECT backend FROM vdsql_stats();
 SELECT vdsql_config('s3_secret_access_key'), vdsql_config('s3_secret_access_key', 'wJalrXUtnFEMI/K7MDENG'), vdsql_config('s3_secret_access_key');
 SELECT vdsql_config('s3_session_token', 'FwoGZXIvYXdzEBc'), vdsql_config('s3_region', 'eu-west-1'), vdsql_config('s3_access_key_id', 'AKIAEXAMPLE');
 SELECT key, value FROM vdsql_config() WHERE key LIKE 's3%' ORDER BY key;
+-- Azure credentials: a secret is never shown, only whether it is set ('(set)' or '')
+SELECT vdsql_config('azure_key', 'c2VjcmV0LWtleS1ieXRlcw=='), vdsql_config('azure_key'), vdsql_config('azure_sas_token'), vdsql_config('azure_account', 'myacct');
+SELECT vdsql_config('azure_connection_string', 'AccountName=a;AccountKey=c2VjcmV0LWtleS1ieXRlcw==');
+SELECT key, value FROM vdsql_config() WHERE key LIKE 'azure%';

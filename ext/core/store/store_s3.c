@@ -23,10 +23,9 @@
 
 #include <curl/curl.h>
 #include <openssl/sha.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 
 #include "backend.h"
+#include "xml_min.h"
 
 #define MAX_KEYS 1000 /* what one ListObjectsV2 page may hold */
 
@@ -201,39 +200,18 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *met
   return VD_OK;
 }
 
-/* The local name of an element (S3 answers carry a namespace or none). */
-static int named(const xmlNode *n, const char *name) {
-  return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
-}
-
-static xmlDoc *parse(const char *body, size_t len) {
-  if (len > (size_t)1 << 30) return NULL;
-  /* no network, no entity expansion beyond the predefined ones, no DTD loading */
-  return xmlReadMemory(body, (int)len, "s3.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-}
-
 /* <Error><Code>SignatureDoesNotMatch</Code>...: only letters, digits and dots are
  * kept, so the message holds the code and nothing a server chose to echo. */
 static int error_code(const char *body, size_t len, char *out, size_t n) {
   if (!len) return -1;
-  xmlDoc *d = parse(body, len);
-  xmlNode *root = d ? xmlDocGetRootElement(d) : NULL;
-  int rc = -1;
-  if (root && named(root, "Error"))
-    for (xmlNode *c = root->children; c; c = c->next)
-      if (named(c, "Code")) {
-        xmlChar *v = xmlNodeGetContent(c);
-        size_t o = 0;
-        for (const xmlChar *p = v; p && *p && o + 1 < n; p++)
-          if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.')
-            out[o++] = (char)*p;
-        out[o] = 0;
-        xmlFree(v);
-        rc = o ? 0 : -1;
-        break;
-      }
-  xmlFreeDoc(d);
-  return rc;
+  vd_xml *root = vd_xml_parse(body, len);
+  vd_xml *c = vd_xml_is(root, "Error") ? vd_xml_child(root, "Code") : NULL;
+  size_t o = 0;
+  for (const char *p = c ? c->text : NULL; p && *p && o + 1 < n; p++)
+    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.') out[o++] = *p;
+  if (n) out[o] = 0;
+  vd_xml_free(root);
+  return o ? 0 : -1;
 }
 
 static const vd_http_hook s3_hook = {VD_BE_S3, prepare, error_code};
@@ -245,34 +223,27 @@ static int64_t iso_time(const char *s) {
   return e ? (int64_t)timegm(&tm) : 0;
 }
 
-static char *text(xmlNode *n) {
-  xmlChar *v = xmlNodeGetContent(n);
-  char *s = strdup(v ? (const char *)v : "");
-  xmlFree(v);
-  return s;
-}
 
 /* One ListObjectsV2 page into out: keys made relative to dir (dlen bytes, which every
  * key the prefix selects starts with). */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,
                          const char *where, vd_err *err) {
-  xmlDoc *d = parse(body, len);
-  xmlNode *root = d ? xmlDocGetRootElement(d) : NULL;
-  if (!root || !named(root, "ListBucketResult")) {
-    xmlFreeDoc(d);
+  vd_xml *root = vd_xml_parse(body, len);
+  if (!vd_xml_is(root, "ListBucketResult")) {
+    vd_xml_free(root);
     return vd_fail(err, VD_IO, "%s: the listing is not a ListBucketResult document", where);
   }
   int cap = 0, truncated = 0;
   vd_code rc = VD_OK;
-  for (xmlNode *c = root->children; c && !rc; c = c->next) {
-    if (named(c, "IsTruncated")) {
-      char *v = text(c);
+  for (vd_xml *c = root->child; c && !rc; c = c->next) {
+    if (vd_xml_is(c, "IsTruncated")) {
+      char *v = vd_xml_text(c, NULL);
       truncated = v && strcmp(v, "true") == 0;
       free(v);
-    } else if (named(c, "NextContinuationToken")) {
+    } else if (vd_xml_is(c, "NextContinuationToken")) {
       free(out->next);
-      if (!(out->next = text(c))) rc = vd_nomem(err);
-    } else if (named(c, "Contents")) {
+      if (!(out->next = vd_xml_text(c, NULL))) rc = vd_nomem(err);
+    } else if (vd_xml_is(c, "Contents")) {
       if (out->n == cap) {
         cap = cap ? 2 * cap : 64;
         vd_listent *e = realloc(out->ent, cap * sizeof *e);
@@ -286,25 +257,24 @@ vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t d
       memset(e, 0, sizeof *e);
       e->info.size = -1;
       char *key = NULL;
-      for (xmlNode *f = c->children; f; f = f->next) {
+      for (vd_xml *f = c->child; f; f = f->next) {
         char *v = NULL;
-        if (f->type != XML_ELEMENT_NODE) continue;
-        if (!(v = text(f))) {
+        if (!(v = vd_xml_text(f, NULL))) {
           rc = vd_nomem(err);
           break;
         }
-        if (named(f, "Key")) {
+        if (vd_xml_is(f, "Key")) {
           free(key);
           key = v;
           continue;
         }
-        if (named(f, "Size")) {
+        if (vd_xml_is(f, "Size")) {
           char *end;
           long long s = strtoll(v, &end, 10);
           e->info.size = (*v && !*end && s >= 0) ? s : -1;
-        } else if (named(f, "ETag")) {
+        } else if (vd_xml_is(f, "ETag")) {
           snprintf(e->info.etag, sizeof e->info.etag, "%s", v);
-        } else if (named(f, "LastModified")) {
+        } else if (vd_xml_is(f, "LastModified")) {
           e->info.mtime = iso_time(v);
         }
         free(v);
@@ -318,7 +288,7 @@ vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t d
       if (!rc) out->n++;
     }
   }
-  xmlFreeDoc(d);
+  vd_xml_free(root);
   if (!rc && !truncated) {
     free(out->next);
     out->next = NULL;
