@@ -222,18 +222,10 @@ vd_code vd_az_cred_load(const vd_config *cfg, vd_az_cred *c, vd_err *err) {
 /* Percent-encodes every byte outside RFC 3986's unreserved set (and '/' when keep_slash):
  * the form Shared Key signs as sent and the service decodes back to the name. */
 static int append_enc(vd_buf *b, const char *p, size_t n, int keep_slash) {
-  static const char hex[] = "0123456789ABCDEF";
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)p[i];
-    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' ||
-        ch == '_' || ch == '~' || (keep_slash && ch == '/')) {
-      if (vd_buf_append(b, p + i, 1)) return -1;
-    } else {
-      char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-      if (vd_buf_append(b, e, 3)) return -1;
-    }
-  }
-  return 0;
+  char *e = malloc(3 * n + 1);
+  int bad = !e || vd_buf_append(b, e, (size_t)(vd_pct_encode(e, p, n, keep_slash) - e));
+  free(e);
+  return bad ? -1 : 0;
 }
 
 typedef struct {

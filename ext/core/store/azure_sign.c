@@ -13,6 +13,7 @@
 
 #include "../util/base64.h"
 #include "../vd_buf.h"
+#include "store.h"
 
 void vd_az_date(time_t t, char out[32]) {
   /* strftime's %a and %b follow the locale; the service wants the English names */
@@ -48,25 +49,12 @@ static void free_pairs(pair *p, int n) {
   free(p);
 }
 
-static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* The service compares decoded query names and values; a '%' not followed by two hex
  * digits stays as it is (the service does the same rather than fail). */
 static char *pct_decode(const char *p, size_t n, int lower) {
-  char *o = malloc(n + 1), *w = o;
+  char *o = malloc(n + 1);
   if (!o) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    int h, l;
-    if (p[i] == '%' && i + 2 < n && (h = hexval(p[i + 1])) >= 0 && (l = hexval(p[i + 2])) >= 0) {
-      *w++ = (char)(h * 16 + l);
-      i += 2;
-    } else {
-      *w++ = p[i];
-    }
-  }
-  *w = 0;
+  vd_pct_decode(o, p, n);
   if (lower)
     for (char *c = o; *c; c++)
       if (*c >= 'A' && *c <= 'Z') *c += 32;

@@ -2,6 +2,7 @@
  * bounded reader of xml_min.h (why not libxml2: there). */
 #include "azure_xml.h"
 #include "xml_min.h"
+#include "store.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -9,10 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
 
 void vd_az_list_free(vd_az_list *l) {
   for (int i = 0; i < l->n; i++) {
@@ -32,18 +29,8 @@ static vd_code blob(const char *where, const vd_xml *b, vd_az_blob *o, vd_err *e
   /* names with characters XML cannot carry come percent-encoded, marked Encoded="true" */
   int encoded = vd_xml_has_attr(nm, "Encoded", "true");
   if (encoded) {
-    char *w = o->name;
-    for (size_t i = 0; i < nl; i++) {
-      int h, l;
-      if (o->name[i] == '%' && i + 2 < nl && (h = hexval(o->name[i + 1])) >= 0 && (l = hexval(o->name[i + 2])) >= 0) {
-        *w++ = (char)(h * 16 + l);
-        i += 2;
-      } else {
-        *w++ = o->name[i];
-      }
-    }
-    *w = 0;
-    if ((size_t)(w - o->name) != strlen(o->name) || w == o->name)
+    size_t dl = vd_pct_decode(o->name, o->name, nl);
+    if (dl != strlen(o->name) || dl == 0)
       return vd_fail(err, VD_INVALID, "%s: a List Blobs entry with an encoded Name holding a NUL byte", where);
   }
   if (!*o->name) return vd_fail(err, VD_INVALID, "%s: a List Blobs entry with an empty Name", where);

@@ -118,6 +118,45 @@ char *vd_url_path(const char *url) {
   return strdup(url);
 }
 
+/* Hand-written rather than curl_easy_escape: callers need '/' kept in keys and no
+ * allocation per call (curl's escapes '/' and returns a new string). */
+char *vd_pct_encode(char *out, const void *s, size_t n, int keep_slash) {
+  static const char hex[] = "0123456789ABCDEF";
+  const unsigned char *p = s;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = p[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+        c == '~' || (keep_slash && c == '/')) {
+      *out++ = (char)c;
+    } else {
+      *out++ = '%';
+      *out++ = hex[c >> 4];
+      *out++ = hex[c & 15];
+    }
+  }
+  *out = 0;
+  return out;
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+size_t vd_pct_decode(char *out, const char *s, size_t n) {
+  char *w = out;
+  for (size_t i = 0; i < n; i++) {
+    int h, l;
+    if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 && (l = hexval(s[i + 2])) >= 0) {
+      *w++ = (char)(h * 16 + l);
+      i += 2;
+    } else {
+      *w++ = s[i];
+    }
+  }
+  *w = 0;
+  return (size_t)(w - out);
+}
+
 /* pre[0, plen) + sep + name (percent-encoded with encode: RFC 3986 unreserved and '/'
  * kept, so a name can never change the URL's structure) + q (a ?query, or NULL). */
 static char *build(const char *pre, size_t plen, const char *sep, const char *name, int encode, const char *q) {
@@ -129,14 +168,11 @@ static char *build(const char *pre, size_t plen, const char *sep, const char *na
   o += plen;
   memcpy(o, sep, slen);
   o += slen;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-    int keep = !encode || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-               strchr("-._~/", *p);
-    if (keep) {
-      *o++ = (char)*p;
-    } else {
-      o += sprintf(o, "%%%02X", *p);
-    }
+  if (encode) {
+    o = vd_pct_encode(o, name, nlen, 1);
+  } else {
+    memcpy(o, name, nlen);
+    o += nlen;
   }
   if (q) {
     memcpy(o, q, qlen);

@@ -126,6 +126,14 @@ void vd_store_invalidate(vd_ctx *ctx, const char *url);
 vd_backend_id vd_url_backend(const char *url);
 /* base + "/" + name, keeping a ?query of base at the end (presigned / SAS URLs). */
 char *vd_url_join(const char *base, const char *name);
+/* Percent-encoding, the one copy every URL builder and signer uses: every byte of s[0, n)
+ * outside RFC 3986's unreserved set (and '/' unless keep_slash is 0) becomes %XX. out
+ * has room for 3 * n + 1; it is NUL-terminated; returns the end (the NUL). */
+char *vd_pct_encode(char *out, const void *s, size_t n, int keep_slash);
+/* Decodes %XX in s[0, n) into out (room for n + 1; out may be s); a '%' not followed by
+ * two hex digits stays as it is, as the services do. NUL-terminated; returns the length
+ * (a decoded NUL byte included, so callers that need C strings compare with strlen). */
+size_t vd_pct_decode(char *out, const char *s, size_t n);
 /* name next to the object file_url names (file_url up to its last '/' before any
  * query, then name verbatim), file_url's ?query carried: how a main file's sub-files
  * are found (HDF5 takes names as stored, so they are not encoded). malloc'd. */

@@ -49,31 +49,12 @@ static void creds_of(const vd_ctx *ctx, creds *c) {
   c->token = pick(ctx->cfg.s3_session_token, "AWS_SESSION_TOKEN");
 }
 
-static int unreserved(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_' || c == '~';
-}
-
-static int hexval(int c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* Appends s[0, n) percent-decoded (when decode) and then encoded as SigV4 wants it
  * ('/' kept when keep_slash) to out (room for 3 * n + 1). */
 static char *enc(char *o, const char *s, size_t n, int decode, int keep_slash) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (decode && c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-      c = (unsigned char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-      i += 2;
-    }
-    if (unreserved(c) || (keep_slash && c == '/'))
-      *o++ = (char)c;
-    else
-      o += sprintf(o, "%%%02X", c);
-  }
-  *o = 0;
-  return o;
+  if (!decode) return vd_pct_encode(o, s, n, keep_slash);
+  size_t dn = vd_pct_decode(o + 2 * n, s, n); /* decoded into the tail: never longer than s */
+  return vd_pct_encode(o, o + 2 * n, dn, keep_slash);
 }
 
 /* "s3://bucket/key?query" in parts: bucket [b, b + bn), key [k, k + kn) (still as in the
@@ -305,18 +286,9 @@ static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max,
   size_t bn, kn;
   if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: not an s3://bucket/key URL (a bucket name is letters, digits, '.', '-' and '_')", where);
   /* the prefix decoded (as the service stores keys); dir: up to its last '/' */
-  char *prefix = malloc(kn + 1), *dec = prefix;
+  char *prefix = malloc(kn + 1);
   if (!prefix) return vd_nomem(err);
-  for (size_t i = 0; i < kn; i++) {
-    if (k[i] == '%' && i + 2 < kn && hexval(k[i + 1]) >= 0 && hexval(k[i + 2]) >= 0) {
-      *dec++ = (char)(hexval(k[i + 1]) * 16 + hexval(k[i + 2]));
-      i += 2;
-    } else {
-      *dec++ = k[i];
-    }
-  }
-  *dec = 0;
-  size_t pl = (size_t)(dec - prefix), dlen = pl;
+  size_t pl = vd_pct_decode(prefix, k, kn), dlen = pl;
   while (dlen > 0 && prefix[dlen - 1] != '/') dlen--;
   size_t tl = token ? strlen(token) : 0;
   char *lu = malloc(bn + 3 * (pl + tl) + 128);
