@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "lindi.h"
+#include "../util/utf8.h"
 
 #define NEST_LIMIT 1000 /* cJSON's CJSON_NESTING_LIMIT */
 
@@ -278,15 +279,7 @@ static int string(rd *r, vd_buf *out) {
       u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
     }
     unsigned char b[4];
-    size_t n;
-    if (u < 0x80) b[0] = (unsigned char)u, n = 1;
-    else if (u < 0x800) b[0] = (unsigned char)(0xc0 | u >> 6), b[1] = (unsigned char)(0x80 | (u & 0x3f)), n = 2;
-    else if (u < 0x10000)
-      b[0] = (unsigned char)(0xe0 | u >> 12), b[1] = (unsigned char)(0x80 | (u >> 6 & 0x3f)),
-      b[2] = (unsigned char)(0x80 | (u & 0x3f)), n = 3;
-    else
-      b[0] = (unsigned char)(0xf0 | u >> 18), b[1] = (unsigned char)(0x80 | (u >> 12 & 0x3f)),
-      b[2] = (unsigned char)(0x80 | (u >> 6 & 0x3f)), b[3] = (unsigned char)(0x80 | (u & 0x3f)), n = 4;
+    size_t n = vd_utf8_put(b, u);
     if (out && vd_buf_append(out, b, n)) return oom(r);
   }
 }

@@ -25,6 +25,7 @@
 
 #include "../store/store.h"
 #include "lindi.h"
+#include "../util/utf8.h"
 
 #define MIN_CHUNK ((int64_t)64 << 10)
 #define MAX_CHUNK ((int64_t)8 << 20)
@@ -270,17 +271,7 @@ int lrs_decode(const char *lit, size_t n, vd_buf *out) {
       u = 0x10000 + ((u - 0xd800) << 10) + (v - 0xdc00);
       p += 6;
     }
-    if (u < 0x80) {
-      *o++ = (unsigned char)u;
-    } else if (u < 0x800) {
-      *o++ = (unsigned char)(0xc0 | u >> 6), *o++ = (unsigned char)(0x80 | (u & 0x3f));
-    } else if (u < 0x10000) {
-      *o++ = (unsigned char)(0xe0 | u >> 12), *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3f));
-      *o++ = (unsigned char)(0x80 | (u & 0x3f));
-    } else {
-      *o++ = (unsigned char)(0xf0 | u >> 18), *o++ = (unsigned char)(0x80 | ((u >> 12) & 0x3f));
-      *o++ = (unsigned char)(0x80 | ((u >> 6) & 0x3f)), *o++ = (unsigned char)(0x80 | (u & 0x3f));
-    }
+    o += vd_utf8_put(o, u);
   }
   out->len = (size_t)(o - out->data);
   out->data[out->len] = 0;

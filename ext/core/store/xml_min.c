@@ -1,6 +1,8 @@
 /* The bounded XML reader of the object stores' answers (see xml_min.h for why not libxml2). */
 #include "xml_min.h"
 
+#include "../util/utf8.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,21 +29,6 @@ static int ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; 
 static int name_char(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ':' || c == '-' ||
          c == '.' || c >= 0x80;
-}
-
-static void put_utf8(char **w, uint32_t cp) {
-  unsigned char *o = (unsigned char *)*w;
-  if (cp < 0x80) {
-    *o++ = (unsigned char)cp;
-  } else if (cp < 0x800) {
-    *o++ = (unsigned char)(0xC0 | cp >> 6), *o++ = (unsigned char)(0x80 | (cp & 63));
-  } else if (cp < 0x10000) {
-    *o++ = (unsigned char)(0xE0 | cp >> 12), *o++ = (unsigned char)(0x80 | (cp >> 6 & 63)), *o++ = (unsigned char)(0x80 | (cp & 63));
-  } else {
-    *o++ = (unsigned char)(0xF0 | cp >> 18), *o++ = (unsigned char)(0x80 | (cp >> 12 & 63));
-    *o++ = (unsigned char)(0x80 | (cp >> 6 & 63)), *o++ = (unsigned char)(0x80 | (cp & 63));
-  }
-  *w = (char *)o;
 }
 
 /* Appends the decoded text of [a, b) to n->text; -1 on a bad reference. A reference is
@@ -78,7 +65,7 @@ static int add_text(vd_xml *n, const char *a, const char *b) {
         cp = cp * (hex ? 16 : 10) + (uint32_t)v;
       }
       if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1; /* not XML characters */
-      put_utf8(&w, cp);
+      w += vd_utf8_put((unsigned char *)w, cp);
     } else {
       return -1; /* an entity no DTD declared (and DTDs are refused) */
     }

@@ -32,3 +32,22 @@ int vd_utf8_valid(const void *p, size_t n) {
   }
   return 1;
 }
+
+size_t vd_utf8_put(unsigned char *o, unsigned cp) {
+  if (cp < 0x80) {
+    o[0] = (unsigned char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (unsigned char)(0xc0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (unsigned char)(0xe0 | cp >> 12), o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+    o[2] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 3;
+  }
+  o[0] = (unsigned char)(0xf0 | cp >> 18), o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+  o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f)), o[3] = (unsigned char)(0x80 | (cp & 0x3f));
+  return 4;
+}

@@ -10,5 +10,8 @@
 int vd_utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
 /* 1 when all n bytes are UTF-8 (NUL included: it is U+0000). */
 int vd_utf8_valid(const void *p, size_t n);
+/* Writes the code point cp (at most U+10FFFF) as UTF-8 at out (room for 4); returns its
+ * length. Surrogates are the caller's to refuse or pair first. */
+size_t vd_utf8_put(unsigned char *out, unsigned cp);
 
 #endif
