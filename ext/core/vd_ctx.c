@@ -11,7 +11,7 @@
 #include "store/cache.h"
 #include "store/store.h"
 
-static const char *const backend_names[VD_BE_COUNT] = {"file", "http", "s3"};
+static const char *const backend_names[VD_BE_COUNT] = {"file", "http", "s3", "az"};
 
 const char *vd_backend_name(vd_backend_id id) {
   return id < VD_BE_COUNT ? backend_names[id] : "?";
@@ -26,7 +26,7 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.http_connect_timeout = 10;
   ctx->cfg.http_retries = 3;
   ctx->cfg.http_retry_delay_ms = 100;
-  ctx->cfg.http_parallel = 16;
+  ctx->cfg.max_parallel = 16;
   ctx->cfg.lindi_prefix = 128 << 10;
   ctx->cfg.vtkhdf_prefix = 1 << 20;
   ctx->cfg.lock_timeout = 5;
@@ -49,7 +49,7 @@ void vd_ctx_free(vd_ctx *ctx) {
 }
 
 /* K_STR and K_SECRET: hi is the field's size; a K_SECRET is shown as '(set)', never echoed. */
-typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_SECRET, K_ACTION } kind;
+typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_SECRET, K_BOOL, K_ACTION } kind;
 typedef struct {
   const char *key;
   kind k;
@@ -67,7 +67,7 @@ static const setting settings[] = {
     {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
-    {"http_parallel", K_INT, OFF(http_parallel), 1, 256, "requests in flight at once"},
+    {"max_parallel", K_INT, OFF(max_parallel), 1, 256, "requests in flight at once"},
     {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https"},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
@@ -92,6 +92,9 @@ static const setting settings[] = {
     {"azure_key", K_SECRET, OFF(azure_key), 0, CAP(azure_key), "Azure account key, base64 (secret; empty: AZURE_STORAGE_KEY)"},
     {"azure_sas_token", K_SECRET, OFF(azure_sas_token), 0, CAP(azure_sas_token),
      "Azure SAS token (secret; empty: AZURE_STORAGE_SAS_TOKEN)"},
+    {"progress", K_BOOL, OFF(progress), 0, 1, "'on': audits, repairs and uploads over many objects report progress on stderr"},
+    {"vtkhdf_absolute_paths", K_BOOL, OFF(vtkhdf_absolute_paths), 0, 1,
+     "'on': vtkhdf_main stores its sources' absolute names (default: relative to the main file)"},
     {"stats", K_ACTION, 0, 0, 0, "'reset' zeroes vdsql_stats()"},
     {"cache", K_ACTION, 0, 0, 0, "'clear' empties the document cache"},
 };
@@ -113,6 +116,7 @@ static char *show(const vd_ctx *ctx, const setting *s) {
     case K_INT64: snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off)); break;
     case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
     case K_SECRET: snprintf(buf, sizeof buf, "%s", base[s->off] ? "(set)" : ""); break;
+    case K_BOOL: snprintf(buf, sizeof buf, "%s", *(const int *)(base + s->off) ? "on" : "off"); break;
     case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
   }
   return strdup(buf);
@@ -140,6 +144,11 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
         vd_cache_clear(ctx->cache);
       else
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): unknown action", s->key, value);
+    } else if (s->k == K_BOOL) {
+      int on = strcmp(value, "on") == 0 || strcmp(value, "1") == 0;
+      if (!on && strcmp(value, "off") != 0 && strcmp(value, "0") != 0)
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected 'on' or 'off'", s->key, value);
+      *(int *)(base + s->off) = on;
     } else if (s->k == K_STR || s->k == K_SECRET) {
       size_t n = strlen(value), cap = (size_t)s->hi;
       if (n >= cap)

@@ -8,7 +8,7 @@
 
 #include "vd_err.h"
 
-typedef enum vd_backend_id { VD_BE_FILE = 0, VD_BE_HTTP, VD_BE_S3, VD_BE_COUNT } vd_backend_id;
+typedef enum vd_backend_id { VD_BE_FILE = 0, VD_BE_HTTP, VD_BE_S3, VD_BE_AZ, VD_BE_COUNT } vd_backend_id;
 
 typedef struct vd_stats {
   int64_t requests;   /* requests sent (every attempt, retries included) */
@@ -24,7 +24,7 @@ typedef struct vd_config {
   double http_connect_timeout;
   int http_retries;        /* extra attempts after a transient failure */
   int http_retry_delay_ms; /* first backoff; doubles each attempt */
-  int http_parallel;       /* requests in flight at once */
+  int max_parallel;        /* requests in flight at once */
   char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
   int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */
   int64_t vtkhdf_prefix;   /* bytes of a remote VTKHDF file asked for with its first request */
@@ -47,6 +47,8 @@ typedef struct vd_config {
   char azure_account[64];
   char azure_key[256];
   char azure_sas_token[4096];
+  int progress;              /* 'on': long multi-object jobs report progress on stderr */
+  int vtkhdf_absolute_paths; /* vtkhdf_main: absolute source names instead of relative */
 } vd_config;
 
 typedef struct vd_cache vd_cache;

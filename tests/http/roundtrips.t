@@ -9,7 +9,7 @@ vdsql_stats().
   vtkhdf_partitions, cold, on a 208 KB file (mkvtkhdf bench 2800 3, about the size of the
   issue's 207 KB file): 1 round, 1 request (a range GET of the first MiB, whose answer is
   the whole file and says its size; no HEAD). On a multi-file layout: the main file, then
-  the part files' first requests together, http_parallel (16) at a time: 3 part files 2
+  the part files' first requests together, max_parallel (16) at a time: 3 part files 2
   rounds, 100 part files 1 + 7.
    env: SO, SQLITE3 (as tests/taplib.py), VDSQL_TESTDATA (optional)"""
 import os

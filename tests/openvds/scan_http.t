@@ -6,7 +6,7 @@ Expected values come from the files on disk, read here with Python: the statuses
 decoded from the pages, the request count (stored pages + VolumeDataLayout +
 LayerStatus) and the bytes (their sizes). nginx's access log shows each page asked for
 once; badserver.py's delay/ (0.25 s per answer) shows the pages come in rounds of at
-most http_parallel requests in flight, not one after another, for a range, a box of
+most max_parallel requests in flight, not one after another, for a range, a box of
 chunk positions and a list of chunks alike.
    env: SO, SQLITE3 (as tests/taplib.py)"""
 import json
@@ -142,12 +142,12 @@ try:
        and n <= most_l and top <= 16, "a list of %d chunks on %d stored pages: %d requests, %d rounds (at most %d)"
        % (len(wanted), len(lpages), len(lpages) + 2, n, most_l), "rows %s, got %s, %s" % (rows, got, p.stderr))
     first = [q for q in stored if q <= 15]
-    p, rows, got, n, top = rounds("SELECT vdsql_config('http_parallel', 4);\n"
+    p, rows, got, n, top = rounds("SELECT vdsql_config('max_parallel', 4);\n"
                                   "SELECT count(status) FROM vds_chunks('%s/delay/holes', '%s') WHERE chunk < %d;"
                                   % (base, LAYER, 16 * PAGE))
     ok(p.returncode == 0 and got == [(len(first) + 2, page_bytes(first) + docs)] and top <= 4 and
        n <= 1 + math.ceil(len(first) / 4) + 1,
-       "http_parallel 4: %d requests, at most 4 at once (%d), %d rounds" % (len(first) + 2, top, n),
+       "max_parallel 4: %d requests, at most 4 at once (%d), %d rounds" % (len(first) + 2, top, n),
        "got %s, %s" % (got, p.stderr))
     srv.stop()
 finally:

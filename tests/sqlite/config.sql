@@ -1,10 +1,10 @@
 -- vdsql_version, vdsql_config and vdsql_stats
 SELECT vdsql_version();
-SELECT vdsql_config('cache_ttl'), vdsql_config('http_retries'), vdsql_config('http_parallel');
+SELECT vdsql_config('cache_ttl'), vdsql_config('http_retries'), vdsql_config('max_parallel');
 SELECT vdsql_config('cache_ttl', 5), vdsql_config('cache_ttl');
 SELECT vdsql_config('http_timeout', '2.5');
 SELECT vdsql_config('http_retries', 'many');
-SELECT vdsql_config('http_parallel', 0);
+SELECT vdsql_config('max_parallel', 0);
 SELECT vdsql_config('nope', 1);
 SELECT vdsql_config('stats', 'sideways');
 SELECT backend FROM vdsql_stats();
@@ -16,3 +16,6 @@ SELECT key, value FROM vdsql_config() WHERE key LIKE 's3%' ORDER BY key;
 SELECT vdsql_config('azure_key', 'c2VjcmV0LWtleS1ieXRlcw=='), vdsql_config('azure_key'), vdsql_config('azure_sas_token'), vdsql_config('azure_account', 'myacct');
 SELECT vdsql_config('azure_connection_string', 'AccountName=a;AccountKey=c2VjcmV0LWtleS1ieXRlcw==');
 SELECT key, value FROM vdsql_config() WHERE key LIKE 'azure%';
+-- switches: 'on'/'off' (or 1/0), shown as on/off; anything else refused
+SELECT vdsql_config('progress'), vdsql_config('progress', 'on'), vdsql_config('progress', 0), vdsql_config('vtkhdf_absolute_paths', 1);
+SELECT vdsql_config('progress', 'yes');

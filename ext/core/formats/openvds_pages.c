@@ -58,7 +58,7 @@ vd_code vds_pages_check(const vds_pages *pl, int64_t p, const char *url, size_t 
   return vds_page_check(pl->l, p, len, where, err);
 }
 
-/* Opens the fetch-ahead window at page p. Its width is http_parallel (the requests in
+/* Opens the fetch-ahead window at page p. Its width is max_parallel (the requests in
  * flight at once), and no wider than max_alloc holds whole pages. A plain range over
  * more pages than the cache can keep would only push everything else out of it: its
  * pages bypass the cache; a short range (a point lookup), a list or a box keep theirs,
@@ -66,7 +66,7 @@ vd_code vds_pages_check(const vds_pages *pl, int64_t p, const char *url, size_t 
 static vd_code ahead_open(vds_pages *pl, int64_t p, vd_err *err) {
   vd_ctx *ctx = pl->ctx;
   double page_bytes = (double)pl->page_bytes;
-  int window = ctx->cfg.http_parallel;
+  int window = ctx->cfg.max_parallel;
   if (window > VDS_PAGES_WINDOW_MAX) window = VDS_PAGES_WINDOW_MAX;
   if (window > ctx->cfg.max_alloc / page_bytes) window = (int)(ctx->cfg.max_alloc / page_bytes);
   if (window < 1) window = 1;

@@ -719,9 +719,9 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
     rc = vh5_alloc_ok((int64_t)cnt, sizeof(vh5_map), what, mname, err);
     vh5_map *v = rc ? NULL : calloc(cnt, sizeof *v);
     if (!v && !rc) rc = vd_nomem(err);
-    /* a chunk of http_parallel mappings at a time: their remote sub-files are first asked
+    /* a chunk of max_parallel mappings at a time: their remote sub-files are first asked
      * for together, so a layout of many costs one round trip per chunk, not per file */
-    size_t chunk = S.remote && S.ctx ? (size_t)S.ctx->cfg.http_parallel : cnt, c1 = 0;
+    size_t chunk = S.remote && S.ctx ? (size_t)S.ctx->cfg.max_parallel : cnt, c1 = 0;
     for (size_t i = 0; v && i < cnt && !rc; i++) {
       if (i == c1 && S.remote) {
         c1 = i + chunk < cnt ? i + chunk : cnt;

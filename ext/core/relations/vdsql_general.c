@@ -84,4 +84,4 @@ static vd_code st_column(void *cur, int col, vd_value *v, vd_err *err) {
 
 const vd_relation vd_rel_vdsql_stats = {"vdsql_stats", cols, sizeof cols / sizeof *cols, 0, -1, NULL, st_open,
                                         st_next, st_eof, st_column, st_rowid, st_close,
-    .doc = "requests, bytes, retries and cache hits per backend (file, http) of this connection"};
+    .doc = "requests, bytes, retries and cache hits per backend (file, http, s3, az) of this connection"};

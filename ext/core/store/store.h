@@ -32,6 +32,7 @@ typedef struct vd_getreq {
   const char *url;
   int64_t off, len;   /* len < 0: from off to the end */
   int want_info;      /* also fill info (size, etag, user metadata) */
+  int head;           /* a HEAD: info only, no body (off and len unused): parallel HEADs */
   vd_buf body;
   vd_objinfo info;
   vd_code rc;

@@ -85,8 +85,9 @@ static vd_code get_one(vd_ctx *ctx, vd_getreq *r) {
     free(path);
     return rc;
   }
-  if (r->want_info) vd_file_fill_info(fd, &st, &r->info);
+  if (r->want_info || r->head) vd_file_fill_info(fd, &st, &r->info);
   int64_t size = st.st_size;
+  if (r->head) goto done;
   if (r->off < 0 || r->off > size) {
     rc = vd_fail(&r->err, VD_INVALID, "%s: byte range starting at %lld is past the end (%lld bytes)",
                  path, (long long)r->off, (long long)size);

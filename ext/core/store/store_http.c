@@ -776,7 +776,7 @@ static void drv_init(driver *d, vd_ctx *ctx, CURLM *multi) {
   memset(d, 0, sizeof *d);
   d->ctx = ctx;
   d->multi = multi;
-  d->parallel = ctx->cfg.http_parallel > 0 ? ctx->cfg.http_parallel : 1;
+  d->parallel = ctx->cfg.max_parallel > 0 ? ctx->cfg.max_parallel : 1;
   curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)d->parallel);
   curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)d->parallel);
 }
@@ -917,12 +917,16 @@ vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
   }
   int m = 0;
   for (int i = 0; i < n; i++) {
-    if (reqs[i]->len == 0 && !reqs[i]->want_info) { /* nothing to read: no request */
+    if (reqs[i]->len == 0 && !reqs[i]->want_info && !reqs[i]->head) { /* nothing to read: no request */
       reqs[i]->rc = VD_OK;
       reqs[i]->body.len = 0;
       continue;
     }
     xs[m].hook = vd_backend_of(reqs[i]->url)->hook;
+    if (reqs[i]->head) {
+      reqs[i]->want_info = 1;
+      xs[m].head = 1;
+    }
     xs[m++].req = reqs[i];
   }
   if (m) run(ctx, xs, m);
