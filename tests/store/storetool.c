@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     if (vd_get(ctx, url, argc > 4 ? atoll(argv[3]) : 0, argc > 4 ? atoll(argv[4]) : -1, &b, NULL, &err)) {
       rc = fail(&err);
     } else {
-      fwrite(b.data, 1, b.len, stdout);
+      if (b.len) fwrite(b.data, 1, b.len, stdout); /* data is NULL when empty */
       vd_buf_free(&b);
     }
   } else if (strcmp(argv[1], "put") == 0) {
