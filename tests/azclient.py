@@ -1,6 +1,7 @@
-"""Azure Blob requests signed with Shared Key by hand, for the tests: an independent client
-(no Azure SDK is in Debian's bookworm) written from ../shared/spec/object-stores.md
-section 2, never from vdsql. Used by tests/store/servers.t and the uploaders in tests/gen."""
+"""An Azure Blob client for the tests that is not vdsql: requests signed with Shared Key
+by hand (spec section 2.1) with Python's hmac (no Azure SDK is in Debian's bookworm),
+and service SAS tokens (spec 2.2). Written from the spec, not from vdsql's C signer, so
+that the suites check vdsql against an independent reader and writer."""
 import base64
 import datetime
 import hashlib
