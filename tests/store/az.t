@@ -165,6 +165,11 @@ def main():
                            "SELECT vdsql_config('azure_connection_string');\nSELECT value FROM vdsql_config() WHERE key = 'azure_connection_string';\n"
                            % (q(cs), q(vds)), {})
         nl = len(run("SELECT * FROM vds_layers(%s);" % q(loc), {})[0])
+        wrong_env = {"AZURE_STORAGE_CONNECTION_STRING": cs.replace(srv.key, "A" * 86 + "==")}
+        out2, err2, rc2 = run("SELECT vdsql_config('azure_connection_string', %s);\nSELECT count(*) FROM vds_layers(%s);\n"
+                              % (q(cs), q(vds)), wrong_env)
+        ok(rc2 == 0 and not err2 and out2[1:] == [str(nl)],
+           "az: vdsql_config's azure_* settings replace the environment's (a wrong key there is not used)", "%s %s" % (out2, err2))
         ok(rc == 0 and not err and out[1] == str(nl) and out[2] == "(set)" and out[3] == "(set)" and not leaks("\n".join(out)),
            "az: vdsql_config('azure_connection_string') alone reaches the container (%d layers); shown back as (set)" % nl, "%s %s" % (out, err))
 
