@@ -129,6 +129,7 @@ int main(void) {
   ok(vd_az_fail(&err, "az://c/k", 409, "BlobAlreadyExists") == VD_PRECONDITION, "409 BlobAlreadyExists is VD_PRECONDITION");
   ok(vd_az_fail(&err, "az://c/k", 412, "ConditionNotMet") == VD_PRECONDITION, "412 is VD_PRECONDITION");
   ok(vd_az_fail(&err, "az://c/k", 409, "ContainerBeingDeleted") == VD_IO, "another 409 is VD_IO");
+  ok(vd_az_fail(&err, "az://c/k", 416, "InvalidRange") == VD_INVALID, "416 is VD_INVALID (a range past the end, as over http)");
   vd_az_fail(&err, "az://c/k", 500, "");
   ok(strcmp(err.msg, "az://c/k: Azure Blob answered 500") == 0, "no code: %s", err.msg);
   return done_testing();

@@ -140,6 +140,7 @@ void vd_az_error_code(const char *header, const char *body, size_t len, char out
 vd_code vd_az_fail(vd_err *err, const char *where, long status, const char *code) {
   vd_code c = status == 404 ? VD_NOTFOUND
               : status == 412 || (status == 409 && code && strcmp(code, "BlobAlreadyExists") == 0) ? VD_PRECONDITION
-                                                                                                   : VD_IO;
+              : status == 416 ? VD_INVALID /* as the http transport says it: a range past the end */
+                              : VD_IO;
   return vd_fail(err, c, "%s: Azure Blob answered %ld%s%s", where, status, code && *code ? " " : "", code ? code : "");
 }

@@ -157,6 +157,29 @@ static const vd_http_hook az_hook = {VD_BE_AZ, prepare, 1, "x-ms-error-code", er
 /* Metadata goes into headers (x-ms-meta-<name>): Azure takes names that are C#
  * identifiers (letters, digits, '_', not starting with a digit) and ASCII values
  * without line breaks (nothing can add a header). */
+/* The order of a metadata name's byte among the others where Azurite (and Azure's
+ * JavaScript SDK: String.localeCompare) sort the canonical headers: '_' before digits
+ * before letters, case ignored; byte order puts digits before '_'. */
+static int locale_rank(unsigned char c) {
+  if (c == '_') return 0;
+  if (c >= '0' && c <= '9') return 1 + (c - '0');
+  if (c >= 'A' && c <= 'Z') c += 32;
+  return 11 + (c - 'a');
+}
+
+static int sign(int v) { return (v > 0) - (v < 0); }
+
+/* Do the two orders of names a and b (lower-cased, as signed) disagree? */
+static int orders_differ(const char *a, const char *b) {
+  size_t i = 0;
+  while (a[i] && b[i] && (a[i] | 32) == (b[i] | 32)) i++;
+  if (!a[i] || !b[i]) return 0; /* one is a prefix of the other: shorter first in both */
+  unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+  if (x >= 'A' && x <= 'Z') x += 32;
+  if (y >= 'A' && y <= 'Z') y += 32;
+  return sign((int)x - (int)y) != sign(locale_rank(x) - locale_rank(y));
+}
+
 static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
   if (p->nmeta > MAX_HDRS - 10) return vd_fail(err, VD_INVALID, "%s: more than %d metadata entries", where, MAX_HDRS - 10);
   for (int i = 0; i < p->nmeta; i++) {
@@ -169,6 +192,14 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
     for (const char *c = v; *c; c++)
       if (*c < 0x20 || *c > 0x7e)
         return vd_fail(err, VD_INVALID, "%s: metadata '%s': Azure takes printable ASCII values", where, k);
+    /* Shared Key signs the headers sorted by name, and signers disagree on where '_'
+     * goes (byte order, as the spec's recipe; Azurite: before digits): names whose
+     * order depends on it would fail on one service or another */
+    for (int j = 0; j < i; j++)
+      if (orders_differ(k, p->meta[j].key))
+        return vd_fail(err, VD_INVALID,
+                       "%s: metadata names '%s' and '%s' sort differently under Azure signers' rules ('_' against a "
+                       "digit); rename one", where, p->meta[j].key, k);
   }
   return VD_OK;
 }

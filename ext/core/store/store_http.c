@@ -62,6 +62,7 @@ typedef struct xfer {
   int have_cr, cr_bad; /* Content-Range present / unparsable */
   int64_t cr_a, cr_b, cr_t; /* bytes a-b/t; t = -1 for '*' */
   int64_t cr_unsat;    /* a 416's Content-Range total ("bytes", a star, "/t"), -1 none */
+  int64_t cr_at_end;   /* t of "bytes t-(t-1)/t" (Azurite's 206 for a range that starts at the end), -1 none */
   vd_objinfo hinfo;
   /* the body */
   int discard;         /* error or redirect body: counted, dropped */
@@ -193,6 +194,17 @@ static int parse_range(const char *v, size_t n, int64_t *a, int64_t *b, int64_t 
   return 0;
 }
 
+/* "bytes t-(t-1)/t": what Azurite answers (206, no body) to a range that starts at the
+ * end of a blob, where HTTP servers and Azure itself answer 416. */
+static int64_t at_end_range(const char *v, size_t n) {
+  const char *end = v + n;
+  if (n < 6 || strncasecmp(v, "bytes ", 6) != 0) return -1;
+  const char *p = v + 6, *dash = memchr(p, '-', (size_t)(end - p)), *slash = memchr(p, '/', (size_t)(end - p));
+  if (!dash || !slash || slash < dash) return -1;
+  int64_t a = decimal(p, dash), b = decimal(dash + 1, slash), t = decimal(slash + 1, end);
+  return a > 0 && t == a && b == a - 1 ? t : -1;
+}
+
 /* The header block of a final response ended: check it against the request and set
  * how the body is taken. 0 to go on, -1 to abort (x->frc says why). */
 static int headers_done(xfer *x) {
@@ -260,6 +272,11 @@ static int headers_done(xfer *x) {
   /* 206 */
   if (!x->have_cr) {
     fault(x, VD_IO, 0, "HTTP 206 without a Content-Range header (asked for %s)", want);
+    return -1;
+  }
+  if (x->cr_bad && x->cr_at_end >= 0 && x->cr_at_end == r->off) { /* nothing there: what a 416 says */
+    fault(x, VD_INVALID, 0, "HTTP 206 with an empty Content-Range at the end of the object (%lld bytes): nothing there "
+          "(asked for %s)", (long long)x->cr_at_end, want);
     return -1;
   }
   if (x->cr_bad) {
@@ -384,6 +401,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->clen = -1;
     x->clen_bad = x->have_cr = x->cr_bad = 0;
     x->cr_unsat = -1;
+    x->cr_at_end = -1;
     x->ecode[0] = 0;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
@@ -405,8 +423,10 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   } else if (nl == 13 && strncasecmp(line, "content-range", 13) == 0) {
     int64_t a, b, t;
     if (!x->have_cr && vl > 8 && !strncasecmp(v, "bytes */", 8)) x->cr_unsat = decimal(v + 8, v + vl);
-    if (x->have_cr || parse_range(v, vl, &a, &b, &t))
+    if (x->have_cr || parse_range(v, vl, &a, &b, &t)) {
       x->cr_bad = 1;
+      if (!x->have_cr) x->cr_at_end = at_end_range(v, vl);
+    }
     else {
       x->cr_a = a;
       x->cr_b = b;
@@ -546,6 +566,7 @@ static void reset_response(xfer *x) {
   x->clen = -1;
   x->clen_bad = x->have_cr = x->cr_bad = 0;
   x->cr_unsat = -1;
+  x->cr_at_end = -1;
   x->discard = 0;
   x->received = 0;
   x->skip = 0;
