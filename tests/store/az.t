@@ -219,7 +219,7 @@ def main():
         ok(r.returncode == 0 and r.stdout == b"3456" and r2.returncode == 0 and r2.stdout == b"6789",
            "az: range GETs (bytes=3-6, and 6- to the end) give those bytes", r.stdout + r.stderr + r2.stdout + r2.stderr)
         r = subprocess.run([STORETOOL, "get", "az://%s/meta/obj.bin" % C, "100", "5"], capture_output=True, text=True, env=e)
-        ok(r.returncode == 10 + VD_INVALID and "error: az://%s/meta/obj.bin: Azure Blob answered 416 InvalidRange" % C in r.stderr,
+        ok(r.returncode == 10 + VD_INVALID and "error: az://%s/meta/obj.bin: HTTP 416 Range Not Satisfiable (InvalidRange)" % C in r.stderr,
            "az: a range past the end: VD_INVALID (416 InvalidRange), as over http", r.stderr)
         # QUIRK (Azurite 3.35): a range starting at the end gets 206 "bytes 10-9/10" and no body
         # (Azure and HTTP servers answer 416): the same VD_INVALID
@@ -245,7 +245,7 @@ def main():
            "az: a put (Shared Key, BlockBlob, Content-Type, metadata) reads back with the independent client, one request",
            "%s %s %s %s" % (rc, out, err, h))
         rc, out, err = tool("put", W + "a.bin", "--if-none-match", body=b"other")
-        ok(rc == 10 + VD_PRECONDITION and "error: %sa.bin: Azure Blob answered 409 BlobAlreadyExists" % W in err
+        ok(rc == 10 + VD_PRECONDITION and "error: %sa.bin: HTTP 409 Conflict (BlobAlreadyExists)" % W in err
            and get_blob("w/a.bin")[2] == body,
            "az: a create-only put over an existing blob: VD_PRECONDITION (409 BlobAlreadyExists), nothing written", "%s %s" % (rc, err))
         rc, out, err = tool("put", W + "new.bin", "--if-none-match", body=b"first")
@@ -253,7 +253,7 @@ def main():
         ok(rc == 0 and rc2 == 10 + VD_PRECONDITION and get_blob("w/new.bin")[2] == b"first",
            "az: create-only put twice: the first creates, the second is VD_PRECONDITION", "%s %s %s" % (err, rc2, err2))
         rc, out, err = tool("put", W + "a.bin", "--if-match", '"0x8D000000000000"', body=b"other")
-        ok(rc == 10 + VD_PRECONDITION and "error: %sa.bin: Azure Blob answered 412 ConditionNotMet" % W in err
+        ok(rc == 10 + VD_PRECONDITION and "error: %sa.bin: HTTP 412 Precondition Failed (ConditionNotMet)" % W in err
            and get_blob("w/a.bin")[2] == body,
            "az: a put If-Match a stale ETag: VD_PRECONDITION (412 ConditionNotMet), nothing written", "%s %s" % (rc, err))
         etag = get_blob("w/a.bin", "HEAD")[1]["etag"]  # quoted, as HEAD gives it
@@ -285,12 +285,12 @@ def main():
         ok(rc == 0 and gone and rc2 == 0 and err2.strip().endswith("requests 1"),
            "az: delete removes the blob (independent HEAD: 404); deleting it again is no error", err + err2)
         rc, out, err = tool("del", "az://vdsql-no-such-container/a")
-        ok(rc == 10 + VD_NOTFOUND and "error: az://vdsql-no-such-container/a: Azure Blob answered 404 ContainerNotFound" in err,
+        ok(rc == 10 + VD_NOTFOUND and "error: az://vdsql-no-such-container/a: HTTP 404 Not Found (ContainerNotFound)" in err,
            "az: a delete in a missing container is an error (ContainerNotFound)", err)
         # writes with a SAS: the read-write one on the URL, while the settings hold a read-only one
         ro_env = {"AZURE_STORAGE_CONNECTION_STRING": sas_cs}
         rc, out, err = tool("put", W + "sas.bin", "m=1", body=b"by sas", ev=ro_env)
-        ok(rc == 10 + VD_IO and "error: %ssas.bin: Azure Blob answered 403 AuthorizationPermissionMismatch" % W in err and not leaks(err),
+        ok(rc == 10 + VD_IO and "error: %ssas.bin: HTTP 403 Forbidden (AuthorizationPermissionMismatch)" % W in err and not leaks(err),
            "az: a put with a read-only SAS: 403 AuthorizationPermissionMismatch, no SAS shown", err)
         rc, out, err = tool("put", W + "sas.bin?" + rw, "m=1", body=b"by sas", ev=ro_env)
         code, h, g = get_blob("w/sas.bin")
@@ -306,14 +306,14 @@ def main():
         bad_sas = ro.replace("sig=", "sig=AA")
         cases = [
             ("a wrong key", {"AZURE_STORAGE_CONNECTION_STRING": cs.replace(key, wrong)}, vds,
-             "Runtime error near line 2: %s/VolumeDataLayout: Azure Blob answered 403 AuthorizationFailure" % vds),
+             "Runtime error near line 2: %s/VolumeDataLayout: HTTP 403 Forbidden (AuthorizationFailure)" % vds),
             ("a tampered SAS", {"AZURE_STORAGE_CONNECTION_STRING": "BlobEndpoint=%s;SharedAccessSignature=%s" % (srv.endpoint, bad_sas)}, vds,
-             "Runtime error near line 2: %s/VolumeDataLayout: Azure Blob answered 403 AuthorizationFailure" % vds),
+             "Runtime error near line 2: %s/VolumeDataLayout: HTTP 403 Forbidden (AuthorizationFailure)" % vds),
             ("a missing blob", env, S + "nothing",
-             "Runtime error near line 2: %snothing: not an OpenVDS dataset: %snothing/VolumeDataLayout: Azure Blob answered 404 BlobNotFound" % (S, S)),
+             "Runtime error near line 2: %snothing: not an OpenVDS dataset: %snothing/VolumeDataLayout: HTTP 404 Not Found (BlobNotFound)" % (S, S)),
             ("a missing container", env, "az://vdsql-no-such-container/survey",
              "Runtime error near line 2: az://vdsql-no-such-container/survey: not an OpenVDS dataset: "
-             "az://vdsql-no-such-container/survey/VolumeDataLayout: Azure Blob answered 404 ContainerNotFound"),
+             "az://vdsql-no-such-container/survey/VolumeDataLayout: HTTP 404 Not Found (ContainerNotFound)"),
         ]
         for name, ev, url, want in cases:
             # VolumeDataLayout and LayerStatus are asked for together: 2 requests, no retry
@@ -323,11 +323,11 @@ def main():
             ok(not leaks(err + "\n".join(out)), "az: %s: no secret in any output" % name)
         # a wrong SAS on the URL itself: the URL is named with its query redacted
         out, err, rc = run("SELECT count(*) FROM vds_layers(%s);\n" % q(vds + "?" + bad_sas), env)
-        ok(rc != 0 and err.strip() == "Runtime error near line 2: %s/VolumeDataLayout?...: Azure Blob answered 403 AuthorizationFailure" % vds
+        ok(rc != 0 and err.strip() == "Runtime error near line 2: %s/VolumeDataLayout?...: HTTP 403 Forbidden (AuthorizationFailure)" % vds
            and not leaks(err), "az: a tampered SAS on the URL: AuthorizationFailure, the query redacted", err)
         # a listing's error names the listed URL
         r = subprocess.run([STORETOOL, "list", "az://vdsql-no-such-container/x/", "5"], capture_output=True, text=True, env=e)
-        ok(r.returncode == 10 + VD_NOTFOUND and "error: az://vdsql-no-such-container/x/: listing: Azure Blob answered 404 ContainerNotFound" in r.stderr,
+        ok(r.returncode == 10 + VD_NOTFOUND and "error: az://vdsql-no-such-container/x/: listing: HTTP 404 Not Found (ContainerNotFound)" in r.stderr,
            "az: a listing of a missing container names the listed URL and ContainerNotFound", r.stderr)
         # no credentials at all: refused before any request, naming the settings
         out, err, rc = run("SELECT count(*) FROM vds_layers(%s);\n%s" % (q(vds), STATS), {})

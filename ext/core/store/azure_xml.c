@@ -2,7 +2,7 @@
  * bounded reader of xml_min.h (why not libxml2: there). */
 #include "azure_xml.h"
 #include "xml_min.h"
-#include "store.h"
+#include "backend.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -142,5 +142,7 @@ vd_code vd_az_fail(vd_err *err, const char *where, long status, const char *code
               : status == 412 || (status == 409 && code && strcmp(code, "BlobAlreadyExists") == 0) ? VD_PRECONDITION
               : status == 416 ? VD_INVALID /* as the http transport says it: a range past the end */
                               : VD_IO;
-  return vd_fail(err, c, "%s: Azure Blob answered %ld%s%s", where, status, code && *code ? " " : "", code ? code : "");
+  const char *why = vd_http_reason(status);
+  return vd_fail(err, c, "%s: HTTP %ld%s%s%s%s%s", where, status, *why ? " " : "", why, code && *code ? " (" : "",
+                 code && *code ? code : "", code && *code ? ")" : "");
 }

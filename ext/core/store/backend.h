@@ -99,6 +99,11 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
  * is and only signs it. */
 vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook);
 
+/* The reason phrase of an HTTP status ("Not Found"), "" for one it does not know: every
+ * failed answer of an http-based backend is worded "<url>: HTTP <status> <reason>[ (<the
+ * service's code>)]", whichever backend words it. */
+const char *vd_http_reason(long status);
+
 /* One ListObjectsV2 answer into out (store_s3.c; fuzzed): keys relative to dir. */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,
                          const char *where, vd_err *err);

@@ -455,7 +455,7 @@ static int retryable(CURLcode cc, long status) {
          cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_PARTIAL_FILE;
 }
 
-static const char *reason(long s) {
+const char *vd_http_reason(long s) {
   switch (s) {
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
@@ -771,7 +771,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     return 1;
   }
   if (status == 404 || status == 410) {
-    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, reason(status), code);
+    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, vd_http_reason(status), code);
     return 1;
   }
   if (x->method && status >= 200 && status < 300) { /* a PUT or DELETE done: its etag is the answer */
@@ -783,7 +783,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   if (empty) x->hinfo.size = 0;
   if (status != 200 && status != 206 && !empty) {
     r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : status == 412 ? VD_PRECONDITION : VD_IO, "%s: HTTP %ld %s%s%s", url,
-                    status, reason(status), code, tries);
+                    status, vd_http_reason(status), code, tries);
     return 1;
   }
   if (!x->head && status == 200 && x->hinfo.size < 0 && !x->stop_ok)
