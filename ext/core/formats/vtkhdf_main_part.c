@@ -241,11 +241,19 @@ vd_code vm_check_pair(vm_layout lay, const vm_member *ref, const vm_member *m, v
     int dims_differ = x->rank != y->rank;
     /* rows vary between parts; an image's whole shape and every array's components must not */
     for (int k = a->kind == VM_IMAGE ? 0 : 1; k < x->rank && !dims_differ; k++) dims_differ = x->dims[k] != y->dims[k];
+    if (dims_differ && a->kind != VM_IMAGE) {
+      unsigned long long cx = 1, cy = 1;
+      for (int k = 1; k < x->rank; k++) cx *= x->dims[k];
+      for (int k = 1; k < y->rank; k++) cy *= y->dims[k];
+      if (cx != cy || x->rank != y->rank)
+        return vd_fail(err, VD_INVALID, "%s: /VTKHDF/%s has %llu components where %s has %llu", m->file, x->path, cx,
+                       ref->file, cy);
+    }
     if (dims_differ) {
       char sx[128] = "", sy[128] = "";
       for (int k = 0; k < x->rank; k++) snprintf(sx + strlen(sx), sizeof sx - strlen(sx), "%s%llu", k ? "x" : "", (unsigned long long)x->dims[k]);
       for (int k = 0; k < y->rank; k++) snprintf(sy + strlen(sy), sizeof sy - strlen(sy), "%s%llu", k ? "x" : "", (unsigned long long)y->dims[k]);
-      return vd_fail(err, VD_INVALID, "%s: /VTKHDF/%s has shape %s where %s has %s (components must agree)", m->file,
+      return vd_fail(err, VD_INVALID, "%s: /VTKHDF/%s has shape %s where %s has %s", m->file,
                      x->path, sx, ref->file, sy);
     }
   }
