@@ -20,6 +20,7 @@ vd_code vm_load(vm_table *t, vd_err *err); /* vtkhdf_main_load.c */
 static void member_unref(vm_member *m) {
   if (!m || --m->refs > 0) return;
   free(m->file);
+  free(m->canon);
   free(m->block);
   vm_info_free(m->info);
   free(m);
@@ -102,6 +103,7 @@ static const char *component(const char *s, size_t *len) {
 
 char *vm_stored_name(const vm_table *t, const char *file) {
   if (t->ctx->cfg.vtkhdf_absolute_paths) return strdup(file);
+  /* file: canonical */
   /* relative to the main file's directory, so the set moves together (HDF5 resolves a
    * relative source against the directory of the file holding the link or mapping) */
   const char *a = t->dir, *b = file;
@@ -154,6 +156,12 @@ vd_code vm_open(vd_ctx *ctx, const char *path, const char *layout, vm_table **ou
   if (!p || !(t->path = strdup(p))) rc = vd_nomem(err);
   if (!rc && (!*p || p[strlen(p) - 1] == '/')) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: '%s' names no file", p);
   if (!rc) {
+    const char *sl = strrchr(p, '/');
+    size_t gl = sl ? (size_t)(sl - p) + 1 : 0;
+    if (!(t->gdir = malloc(gl + 1))) rc = vd_nomem(err);
+    else memcpy(t->gdir, p, gl), t->gdir[gl] = 0;
+  }
+  if (!rc) {
     char *slash = strrchr(p, '/');
     const char *dir = slash ? (slash == p ? "/" : p) : ".";
     if (slash && slash != p) *slash = 0;
@@ -177,6 +185,7 @@ void vm_close(vm_table *t) {
   free(t->path);
   free(t->dir);
   free(t->base);
+  free(t->gdir);
   free(t);
 }
 
@@ -209,15 +218,15 @@ vd_code vm_insert(vm_table *t, const char *file, int64_t step, double time, int 
   if (!p) return vd_nomem(err);
   vd_code rc = vd_file_check_regular(p, err);
   if (!rc && !realpath(p, rp)) rc = vd_fail(err, VD_IO, "%s: %s", p, strerror(errno));
-  free(p);
-  if (rc) return rc;
+  if (rc) return free(p), rc;
   char *mp = main_path(t);
   if (!mp) return vd_nomem(err);
   int self = !strcmp(mp, rp);
   free(mp);
   if (self) return vd_fail(err, VD_CONSTRAINT, "%s: %s is the main file itself", lay, rp);
   vm_member *m = calloc(1, sizeof *m);
-  if (!m || !(m->file = strdup(rp))) return free(m), vd_nomem(err);
+  if (!m || !(m->canon = strdup(rp))) return free(p), free(m), vd_nomem(err);
+  m->file = p;
   m->id = t->next_id;
   m->time = time, m->has_time = has_time;
   m->step = step;
@@ -238,7 +247,7 @@ vd_code vm_insert(vm_table *t, const char *file, int64_t step, double time, int 
     if (!rc && !(m->block = strdup(block))) rc = vd_nomem(err);
   }
   for (int i = 0; i < l->n && !rc; i++)
-    if (!strcmp(l->v[i]->file, m->file)) rc = vd_fail(err, VD_CONSTRAINT, "%s: is already a member (a file can be listed once)", m->file);
+    if (!strcmp(l->v[i]->canon, m->canon)) rc = vd_fail(err, VD_CONSTRAINT, "%s: is already a member (a file can be listed once)", m->file);
   if (!rc) rc = vm_inspect(t->ctx, t->layout, m->file, &m->info, err);
   /* against the first member that can be inspected now (its file may be gone) */
   for (int i = 0; i < l->n && !rc; i++) {
@@ -331,7 +340,7 @@ static vd_code write_main(vm_table *t, vd_err *err) {
     rc = validate(t, m, n, err);
   }
   for (int i = 0; i < n && !rc; i++)
-    if (!(names[i] = vm_stored_name(t, m[i]->file))) rc = vd_nomem(err);
+    if (!(names[i] = vm_stored_name(t, m[i]->canon))) rc = vd_nomem(err);
   int fd = -1;
   if (!rc) {
     sprintf(tmp, "%s/.%s.XXXXXX", strcmp(t->dir, "/") ? t->dir : "", t->base);

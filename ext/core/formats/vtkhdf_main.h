@@ -21,7 +21,8 @@ typedef struct vm_info vm_info; /* what a part file holds (vtkhdf_main_part.c) *
 typedef struct vm_member {
   int refs;
   int64_t id;    /* the rowid */
-  char *file;    /* the part, canonical (realpath) when it exists */
+  char *file;    /* the part as given (read back: the main file's directory as given, joined) */
+  char *canon;   /* canonical (realpath; cleaned when the file is gone): compared, and stored */
   int64_t step;  /* timesteps; VD_INT_NULL otherwise */
   double time;
   int has_time;
@@ -44,8 +45,9 @@ void vm_close(vm_table *t);
  * changes during the scan do not move them: *n members, freed by vm_rows_free */
 vm_member **vm_rows(const vm_table *t, int *n);
 void vm_rows_free(vm_member **v, int n);
-/* The name of m as the main file stores it (relative to it, or absolute): malloc'd */
-char *vm_stored_name(const vm_table *t, const char *file);
+/* The name the main file stores for a part (canon: its canonical path), relative to
+ * the main file or absolute: malloc'd */
+char *vm_stored_name(const vm_table *t, const char *canon);
 vm_layout vm_table_layout(const vm_table *t);
 
 /* file: as given; step, time, block: VD_INT_NULL / has_time 0 / NULL when not given */

@@ -37,6 +37,7 @@ struct vm_table {
   char *path;   /* the main file as given */
   char *dir;    /* realpath of its directory */
   char *base;   /* its file name */
+  char *gdir;   /* its directory as given, with a final '/' ("" for none) */
   vm_layout layout;
   vm_list done; /* committed */
   vm_list cur;  /* in a transaction: committed plus this transaction's changes */

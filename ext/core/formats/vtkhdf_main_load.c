@@ -24,10 +24,14 @@ static vd_code add(vm_table *t, const char *stored, int64_t step, double time, i
   if (stored[0] == '/') strcpy(j, stored);
   else sprintf(j, "%s/%s", t->dir, stored);
   vm_member *m = calloc(1, sizeof *m);
-  if (m) m->file = realpath(j, rp) ? strdup(rp) : vm_clean_path(j);
+  if (m) {
+    m->canon = realpath(j, rp) ? strdup(rp) : vm_clean_path(j);
+    /* as the user named the main file's directory, so names look like what was inserted */
+    if ((m->file = malloc(strlen(t->gdir) + strlen(stored) + 1))) sprintf(m->file, "%s%s", stored[0] == '/' ? "" : t->gdir, stored);
+  }
   free(j);
-  if (!m || !m->file || (block && !(m->block = strdup(block)))) {
-    if (m) free(m->file), free(m);
+  if (!m || !m->file || !m->canon || (block && !(m->block = strdup(block)))) {
+    if (m) free(m->file), free(m->canon), free(m->block), free(m);
     return vd_nomem(err);
   }
   m->id = t->next_id++;
@@ -36,7 +40,7 @@ static vd_code add(vm_table *t, const char *stored, int64_t step, double time, i
   if (l->n == l->cap) {
     int nc = l->cap ? l->cap * 2 : 16;
     void *p = realloc(l->v, (size_t)nc * sizeof *l->v);
-    if (!p) return free(m->file), free(m->block), free(m), vd_nomem(err);
+    if (!p) return free(m->file), free(m->canon), free(m->block), free(m), vd_nomem(err);
     l->v = p, l->cap = nc;
   }
   m->refs = 1;

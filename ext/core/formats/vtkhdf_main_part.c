@@ -215,7 +215,7 @@ static const char *class_name(hid_t t) {
 
 vd_code vm_check_pair(vm_layout lay, const vm_member *ref, const vm_member *m, vd_err *err) {
   const vm_info *a = ref->info, *b = m->info;
-  if (!strcmp(ref->file, m->file))
+  if (!strcmp(ref->canon, m->canon))
     return vd_fail(err, VD_CONSTRAINT, "%s: is already a member (a file can be listed once)", m->file);
   if (lay == VM_COMPOSITE) {
     if (a->nsteps != b->nsteps)

@@ -74,7 +74,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
       break;
     default:
       free(c->stored);
-      if (!(c->stored = vm_stored_name(c->t, m->file))) return vd_nomem(err);
+      if (!(c->stored = vm_stored_name(c->t, m->canon))) return vd_nomem(err);
       *v = vd_text(c->stored);
   }
   return VD_OK;
