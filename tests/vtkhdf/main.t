@@ -228,6 +228,12 @@ try:
        "reconnect: a new connection reads the three members back from the main file, in order", out + err)
     ok(lines[3:] == ["3", "3"] and md5(main) == before, "ROLLBACK: the main file is untouched and the members unchanged",
        out + err)
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n.mode list\n" % q(main) +
+                       "BEGIN;\nSAVEPOINT a;\nDELETE FROM m WHERE rowid = 2;\nSAVEPOINT b;\nDELETE FROM m;\n"
+                       "ROLLBACK TO b;\nSELECT count(*) FROM m;\nROLLBACK TO a;\nSELECT count(*) FROM m;\n"
+                       "DELETE FROM m WHERE rowid = 3;\nRELEASE a;\nROLLBACK;\nSELECT count(*) FROM m;\n")
+    ok(out.split() == ["2", "3", "3"] and md5(main) == before,
+       "savepoints: ROLLBACK TO restores the rows of each level (also one opened before the table joined)", out + err)
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n" % q(main) +
                        "DELETE FROM m WHERE file LIKE '%ug_1%';\n")
     check_concat(main, [ug[0], ug[2]], "DELETE + COMMIT rebuilds without the row:")

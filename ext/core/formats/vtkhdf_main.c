@@ -414,11 +414,14 @@ void vm_tx_savepoint(void *tab, int n) {
     void *p = realloc(t->saves, (size_t)(n + 1) * sizeof *t->saves);
     if (!p) return;
     t->saves = p;
-    for (int i = t->nsaves; i <= n; i++) memset(&t->saves[i], 0, sizeof *t->saves);
+    /* levels SQLite opened before this table joined the transaction (it announces only
+     * the current one) hold what the table held then: the committed rows */
+    for (int i = t->nsaves; i <= n; i++) list_copy(&t->saves[i], &t->done);
     t->nsaves = n + 1;
   }
   list_clear(&t->saves[n]);
-  list_copy(&t->saves[n], &t->cur);
+  /* SQLite may open the savepoint before the table's BEGIN: then it holds the committed rows */
+  list_copy(&t->saves[n], t->in_tx ? &t->cur : &t->done);
 }
 
 void vm_tx_release(void *tab, int n) {
@@ -429,9 +432,14 @@ void vm_tx_release(void *tab, int n) {
 
 void vm_tx_rollback_to(void *tab, int n) {
   vm_table *t = tab;
-  if (n < 0 || n >= t->nsaves) return;
+  if (n < 0 || !t->in_tx) return;
   list_clear(&t->cur);
-  list_copy(&t->cur, &t->saves[n]);
+  /* a level never announced: before this table joined, i.e. the committed rows */
+  list_copy(&t->cur, n < t->nsaves ? &t->saves[n] : &t->done);
+  if (n >= t->nsaves) {
+    t->dirty = 1;
+    return;
+  }
   t->dirty = 1;
   for (int i = n + 1; i < t->nsaves; i++) list_clear(&t->saves[i]);
   t->nsaves = n + 1;
