@@ -275,7 +275,8 @@ try:
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'timesteps');" % q(main))
     ok(rc != 0 and "holds a 'partitions' assembly, not 'timesteps'" in err, "reconnect with another layout is refused", err)
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');" % q(ug[0]))
-    ok(rc != 0 and "is not a multi-file main file" in err and "refusing to replace it" in err,
+    ok(rc != 0 and "is not a multi-file main file (a UnstructuredGrid without virtual datasets)" in err and
+       "refusing to replace it" in err and ug[0] in err,
        "a table over a plain VTKHDF file refuses to replace it", err)
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'bogus');" % q(main))
     ok(rc != 0 and "'partitions', 'timesteps' or 'composite'" in err, "an unknown layout is refused", err)

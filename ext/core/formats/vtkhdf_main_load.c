@@ -109,7 +109,8 @@ static void *read_steps(hid_t s, const char *name, hid_t mtype, size_t each, int
   return v;
 }
 
-static vd_code load_vds(vm_table *t, hid_t g, const char *mp, vd_err *err) {
+static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
+  const char *mp = t->path; /* as given, for messages */
   char path[600];
   int image = H5Lexists(g, "NumberOfPoints", H5P_DEFAULT) <= 0;
   if (!image) strcpy(path, "NumberOfPoints");
@@ -174,6 +175,30 @@ static vd_code load_vds(vm_table *t, hid_t g, const char *mp, vd_err *err) {
   return rc;
 }
 
+static herr_t any_external(hid_t g, const char *name, const H5L_info_t *li, void *arg) {
+  (void)g, (void)name, (void)arg;
+  return li->type == H5L_TYPE_EXTERNAL;
+}
+
+/* Whether /VTKHDF is what vtkhdf_main writes: external links (composite), or virtual
+ * datasets (NumberOfPoints, else the first array) */
+static int is_main(hid_t g, vm_layout found) {
+  if (found == VM_COMPOSITE) {
+    hsize_t idx = 0;
+    return H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, any_external, NULL) > 0;
+  }
+  char path[600];
+  if (H5Lexists(g, "NumberOfPoints", H5P_DEFAULT) > 0) strcpy(path, "NumberOfPoints");
+  else if (first_array(g, path, sizeof path)) return 0;
+  hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
+  hid_t dcpl = d >= 0 ? H5Dget_create_plist(d) : -1;
+  int v = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (d >= 0) H5Dclose(d);
+  H5Eclear2(H5E_DEFAULT);
+  return v;
+}
+
 vd_code vm_load(vm_table *t, vd_err *err) {
   char *mp = malloc(strlen(t->dir) + strlen(t->base) + 2);
   if (!mp) return vd_nomem(err);
@@ -196,10 +221,14 @@ vd_code vm_load(vm_table *t, vd_err *err) {
   char *type = g >= 0 ? vh5_attr_str(g, "Type") : NULL;
   int has_steps = g >= 0 && H5Lexists(g, "Steps", H5P_DEFAULT) > 0;
   vm_layout found = type && !strcmp(type, "PartitionedDataSetCollection") ? VM_COMPOSITE : has_steps ? VM_TIMESTEPS : VM_PARTITIONS;
-  if (f < 0) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not an HDF5 file; refusing to replace it", mp);
-  else if (!type) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not a VTKHDF file; refusing to replace it", mp);
+  const char *shown = t->path;
+  if (f < 0) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not an HDF5 file; refusing to replace it", shown);
+  else if (!type) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not a VTKHDF file; refusing to replace it", shown);
+  else if (!is_main(g, found))
+    rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s is not a multi-file main file (a %s%s); refusing to replace it", shown,
+                 type, found == VM_COMPOSITE ? " without external links" : " without virtual datasets");
   else if (found != t->layout)
-    rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s holds a '%s' assembly, not '%s'", mp, vm_layout_names[found],
+    rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s holds a '%s' assembly, not '%s'", shown, vm_layout_names[found],
                  vm_layout_names[t->layout]);
   else if (t->layout == VM_COMPOSITE) {
     walk w = {t, err, VD_OK};
@@ -212,7 +241,7 @@ vd_code vm_load(vm_table *t, vd_err *err) {
     }
     rc = w.rc;
   } else
-    rc = load_vds(t, g, mp, err);
+    rc = load_vds(t, g, err);
   free(type);
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
