@@ -345,7 +345,19 @@ static vd_code write_main(vm_table *t, vd_err *err) {
   if (!rc) {
     sprintf(tmp, "%s/.%s.XXXXXX", strcmp(t->dir, "/") ? t->dir : "", t->base);
     if ((fd = mkstemp(tmp)) < 0) rc = vd_fail(err, VD_IO, "vtkhdf_main: cannot create a file next to %s: %s", mp, strerror(errno));
-    else close(fd);
+    else {
+      /* mkstemp makes it 0600: give it the old main file's mode, or what a new file gets */
+      struct stat st;
+      mode_t mode;
+      if (!stat(mp, &st)) mode = st.st_mode & 07777;
+      else {
+        mode_t um = umask(022);
+        umask(um);
+        mode = 0666 & ~um;
+      }
+      fchmod(fd, mode);
+      close(fd);
+    }
   }
   if (!rc) {
     H5E_auto2_t old_fn;
