@@ -195,6 +195,10 @@ try:
     ok(rc == 0 and out.split() == ["%s|../%s" % (os.path.realpath(f), "parts/" + os.path.basename(f)) for f in ug][0:0] +
        ["%s|parts/%s" % (os.path.realpath(f), os.path.basename(f)) for f in ug],
        "partitions: three INSERTs list three members with names relative to the main file", out + err)
+    um = os.umask(0)
+    os.umask(um)
+    ok(os.stat(main).st_mode & 0o777 == 0o666 & ~um, "the main file gets a new file's mode (umask), not mkstemp's 0600",
+       oct(os.stat(main).st_mode))
     check_concat(main, ug, "partitions UG")
     ok(mappings(main) == ["parts/" + os.path.basename(f) for f in ug], "partitions UG: one mapping per part, in insertion "
        "order, relative source names (h5py virtual_sources)", mappings(main))
