@@ -285,6 +285,18 @@ try:
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'bogus');" % q(main))
     ok(rc != 0 and "'partitions', 'timesteps' or 'composite'" in err, "an unknown layout is refused", err)
 
+    # ---- a name HDF5 would read as a pattern ('%b') ----
+    odd = P("odd %b 100%.vtkhdf")
+    shutil.copy(ug[2], odd)
+    mo = os.path.join(d, "odd.vtkhdf")
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n" % q(mo) +
+                       "INSERT INTO m(file) VALUES (%s), (%s);\n" % (q(ug[0]), q(odd)))
+    check_concat(mo, [ug[0], odd], "a part named with '%'")
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n.mode list\nSELECT file FROM m;\n" % q(mo))
+    ok(out.split("\n")[:2] == [ug[0], odd], "a part named with '%': read back by a new connection", out + err)
+    os.remove(odd)
+    os.remove(mo)
+
     # ---- absolute names, moving the set ----
     mabs = os.path.join(d, "abs.vtkhdf")
     run("SELECT vdsql_config('vtkhdf_absolute_paths', 'on');\n"

@@ -135,6 +135,13 @@ static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
       rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s: cannot read the mappings of /VTKHDF/%s", mp, path);
     else {
       H5Pget_virtual_filename(dcpl, i, ms[i].file, (size_t)l + 1);
+      /* stored with each '%' doubled (vtkhdf_main_vds.c) */
+      char *o = ms[i].file;
+      for (const char *q = ms[i].file; *q; q++) {
+        *o++ = *q;
+        if (q[0] == '%' && q[1] == '%') q++;
+      }
+      *o = 0;
       ms[i].start = (int64_t)lo[0];
     }
     if (vs >= 0) H5Sclose(vs);

@@ -76,6 +76,21 @@ static hid_t main_type(vm_member **m, int n, const char *path) {
   return H5Tcopy(t0);
 }
 
+/* HDF5 reads '%' in a mapping's source file and dataset names as the start of a printf-
+ * style pattern (%b: the block number of an unlimited mapping); '%%' is a '%' */
+static char *escape_pct(const char *s) {
+  size_t n = 0;
+  for (const char *p = s; *p; p++) n += *p == '%' ? 2 : 1;
+  char *o = malloc(n + 1), *q = o;
+  if (!o) return NULL;
+  for (const char *p = s; *p; p++) {
+    if (*p == '%') *q++ = '%';
+    *q++ = *p;
+  }
+  *q = 0;
+  return o;
+}
+
 /* One virtual dataset: member i's whole dataset at path becomes rows [row_i, row_i +
  * rows_i) (or, for image steps, slice i of a new leading axis) */
 static vd_code vds(hid_t g, vm_member **m, int n, char **names, const char *path, int image, vd_err *err) {
@@ -91,8 +106,10 @@ static vd_code vds(hid_t g, vm_member **m, int n, char **names, const char *path
     dims[0] = 0;
     for (int i = 0; i < n; i++) dims[0] += vm_find(m[i]->info, path)->dims[0];
   }
-  char src[1100], msg[256];
-  snprintf(src, sizeof src, "/VTKHDF/%s", path);
+  char src0[1100], msg[256];
+  snprintf(src0, sizeof src0, "/VTKHDF/%s", path);
+  char *src = escape_pct(src0);
+  if (!src) return vd_nomem(err);
   hid_t type = main_type(m, n, path);
   hid_t vsp = H5Screate_simple(rank, dims, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -107,8 +124,10 @@ static vd_code vds(hid_t g, vm_member **m, int n, char **names, const char *path
     row += d->dims[0];
     if (!count[0]) continue; /* nothing to map, as VTK maps nothing for an empty part */
     hid_t ssp = H5Screate_simple(d->rank, d->dims, NULL);
-    bad = ssp < 0 || H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-          H5Pset_virtual(dcpl, vsp, names[i], src, ssp) < 0;
+    char *file = escape_pct(names[i]);
+    bad = !file || ssp < 0 || H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+          H5Pset_virtual(dcpl, vsp, file, src, ssp) < 0;
+    free(file);
     if (ssp >= 0) H5Sclose(ssp);
     maps++;
   }
@@ -125,6 +144,7 @@ static vd_code vds(hid_t g, vm_member **m, int n, char **names, const char *path
   if (dcpl >= 0) H5Pclose(dcpl);
   if (vsp >= 0) H5Sclose(vsp);
   if (type >= 0) H5Tclose(type);
+  free(src);
   return rc;
 }
 
