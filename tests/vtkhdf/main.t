@@ -322,6 +322,17 @@ try:
     rows = query("SELECT partition, status FROM vtkhdf_partitions(%s);" % q(main))
     ok([r["status"] for r in rows] == ["ok", "missing_source", "ok", "ok"],
        "deleting one part file shows missing_source on exactly its partition", rows)
+    ug3 = P("ug_3.vtkhdf")
+    write_ug(ug3, [(3, 2)], 3)
+    before = md5(main)
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n" % q(main) +
+                       "INSERT INTO m(file) VALUES (%s);\n" % q(ug3))
+    ok(rc != 0 and "ug_2.vtkhdf: no such file" in err and md5(main) == before,
+       "a member whose file is gone blocks the COMMIT, naming it; the main file is unchanged", err)
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n" % q(main) +
+                       "DELETE FROM m WHERE file LIKE '%ug_2%';\n")
+    ok(rc == 0 and mappings(main) == ["parts/ug_0.vtkhdf", "parts/ug_1.vtkhdf"],
+       "deleting the missing member rebuilds the main file without it", err + str(mappings(main)))
     shutil.move(keep, ug[2])
 
     # ---- partitions: PolyData ----
