@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """vtkhdf_main, as TAP: part files written here with h5py (UnstructuredGrid and PolyData
 pieces, ImageData steps) are assembled from SQL in the three layouts, then checked with
 h5py (every dataset read through the main file equals the parts' data concatenated; the
