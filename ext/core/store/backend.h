@@ -61,6 +61,9 @@ typedef struct vd_backend_ops {
   vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
   vd_code (*del)(vd_ctx *ctx, const char *url, vd_err *err);
   const vd_http_hook *hook; /* set: requests go through the http transport with it */
+  /* Many puts in parallel, each with its own rc[i] / errs[i] (NULL: vd_put_many puts one
+   * after the other). Callers have checked every URL with vd_url_check. */
+  void (*put_many)(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
 } vd_backend_ops;
 
 /* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
@@ -80,6 +83,8 @@ vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, v
  * through the http transport and url's backend hook: any 2xx is success, 412 is
  * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
 vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
+/* Many PUTs through the transport at once (max_parallel in flight); each its own rc/err. */
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs);
 
 /* One ListObjectsV2 answer into out (store_s3.c; fuzzed): keys relative to dir. */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,

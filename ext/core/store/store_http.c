@@ -981,6 +981,36 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   return VD_OK;
 }
 
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs) {
+  vd_getreq *rs = calloc(n ? n : 1, sizeof *rs);
+  xfer *xs = calloc(n ? n : 1, sizeof *xs);
+  if (!rs || !xs) {
+    for (int i = 0; i < n; i++) rc[i] = vd_nomem(&errs[i]);
+    free(rs);
+    free(xs);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    rs[i].url = puts[i]->url;
+    rs[i].len = -1;
+    xs[i].req = &rs[i];
+    xs[i].hook = vd_backend_of(puts[i]->url)->hook;
+    xs[i].method = "PUT";
+    xs[i].put = puts[i];
+  }
+  run(ctx, xs, n);
+  for (int i = 0; i < n; i++) {
+    xfer_free(&xs[i]);
+    vd_buf_free(&rs[i].body);
+    rc[i] = rs[i].rc;
+    errs[i] = rs[i].err;
+    if (!rc[i]) snprintf(puts[i]->etag, sizeof puts[i]->etag, "%s", rs[i].info.etag);
+    vd_objinfo_free(&rs[i].info);
+  }
+  free(rs);
+  free(xs);
+}
+
 /* Requests left in flight between calls on the context's multi handle, so that they
  * reuse its connections (a point lookup's page goes on the connection that brought the
  * documents); a blocking call made meanwhile (another cursor of the same query) settles

@@ -367,6 +367,40 @@ static vd_code s3_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   return vd_http_send(ctx, "PUT", p->url, p, err);
 }
 
+static void s3_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
+  vd_putreq **ok = malloc((n ? n : 1) * sizeof *ok);
+  int *at = malloc((n ? n : 1) * sizeof *at), m = 0;
+  if (!ok || !at) {
+    for (int i = 0; i < n; i++) rc[i] = vd_nomem(&errs[i]);
+    free(ok);
+    free(at);
+    return;
+  }
+  for (int i = 0; i < n; i++) { /* what s3_put refuses is refused here, without a request */
+    char where[600];
+    vd_url_redact(p[i]->url, where, sizeof where);
+    if ((rc[i] = check_meta(p[i], where, &errs[i]))) continue;
+    vd_store_invalidate(ctx, p[i]->url);
+    at[m] = i;
+    ok[m++] = p[i];
+  }
+  vd_code *r2 = malloc((m ? m : 1) * sizeof *r2);
+  vd_err *e2 = malloc((m ? m : 1) * sizeof *e2);
+  if (!r2 || !e2) {
+    for (int k = 0; k < m; k++) rc[at[k]] = vd_nomem(&errs[at[k]]);
+  } else {
+    vd_http_put_many(ctx, ok, m, r2, e2);
+    for (int k = 0; k < m; k++) {
+      rc[at[k]] = r2[k];
+      errs[at[k]] = e2[k];
+    }
+  }
+  free(r2);
+  free(e2);
+  free(ok);
+  free(at);
+}
+
 static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
   vd_store_invalidate(ctx, url);
   /* S3 answers 204 for a missing key too; a 404 is a missing bucket, an error */
@@ -374,4 +408,4 @@ static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
 }
 
 const vd_backend_ops vd_s3_ops = {VD_BE_S3, "s3", VD_CAP_LIST | VD_CAP_WRITE, vd_http_get_many, vd_http_head, s3_put, s3_list,
-                                  s3_del, &s3_hook};
+                                  s3_del, &s3_hook, s3_put_many};
