@@ -14,7 +14,10 @@
 #include "../formats/openvds_write.h"
 #include "vds_cursor.h"
 
-enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, C_KEY = C_DIM0 + 3 * VDS_MAXDIM, C_DATA };
+enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, C_KEY = C_DIM0 + 3 * VDS_MAXDIM, C_URL, C_LAYER, C_DATA };
+/* data comes after the arguments: SQLite binds table-valued function arguments to the
+ * hidden columns in order. In an INSERT's row (arguments left out) it is at R_DATA. */
+#define R_DATA (C_KEY + 1)
 
 #define PUSH VD_COL_PUSH
 #define DIM(d) {"i" #d, VD_INT, PUSH}, {"min" #d, VD_INT, PUSH}, {"max" #d, VD_INT, PUSH}
@@ -22,7 +25,7 @@ static const vd_colspec cols[] = {
     {"chunk", VD_INT, PUSH},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
     {"hash", VD_INT, 0},       {"constant_value", VD_REAL, 0}, {"object_size", VD_INT, 0},
     {"adaptive_levels", VD_BLOB, 0}, DIM(0), DIM(1), DIM(2), DIM(3), DIM(4), DIM(5),
-    {"key", VD_TEXT, 0},       {"data", VD_BLOB, VD_COL_HIDDEN}, VDS_URL_ARG, VDS_LAYER_ARG};
+    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN}};
 
 typedef struct {
   vds_cur b;
@@ -423,15 +426,15 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   (void)replace; /* a chunk is always replaced: OpenVDS rewrites chunks the same way */
   table_t *t = tab;
   int64_t chunk;
-  for (int c = 0; c < C_DATA; c++)
+  for (int c = 0; c < R_DATA; c++)
     if (c != C_CHUNK && row[c].type != VD_NULL)
       return vd_fail(err, VD_CONSTRAINT, "vds_chunks: INSERT takes chunk and data only (%s is derived)", cols[c].name);
   if (row[C_CHUNK].type != VD_INT || vd_value_as_int(&row[C_CHUNK], &chunk))
     return vd_fail(err, VD_CONSTRAINT, "vds_chunks: chunk must be an integer");
-  if (row[C_DATA].type != VD_BLOB)
+  if (row[R_DATA].type != VD_BLOB)
     return vd_fail(err, VD_CONSTRAINT, "vds_chunks: data must be a blob of the chunk's samples");
   *rid = chunk;
-  return vds_writer_put(t->w, chunk, row[C_DATA].p, row[C_DATA].n, err);
+  return vds_writer_put(t->w, chunk, row[R_DATA].p, row[R_DATA].n, err);
 }
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
