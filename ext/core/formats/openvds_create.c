@@ -6,6 +6,7 @@
  * listed at once so that vds_chunks can write any of them. Both objects are put
  * create-only: an existing dataset is refused, never overwritten. */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,41 @@ static double tolerance(const vds_channel *ch, int lod) {
   double t = (double)0.01f;
   if (!lod) return t;
   return (t > 2 ? t : 2) * (double)(1 << (lod < 2 ? lod : 2));
+}
+
+/* cJSON prints numbers with 15 digits when that compares equal within an epsilon, so
+ * a float like compressionTolerance 0.01f (0.009999999776482582) would drift on every
+ * rewrite: non-integers get their shortest exact form, large integers all digits. */
+static void exact_numbers(cJSON *n) {
+  for (cJSON *c = n->child; c; c = c->next) {
+    if (c->child) exact_numbers(c);
+    if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble)) continue;
+    double v = c->valuedouble;
+    char buf[64];
+    if (v == floor(v)) {
+      if (fabs(v) < 1e15) continue;
+      snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+      for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+      }
+    }
+    cJSON *r = cJSON_CreateRaw(buf);
+    if (!r || (c->type & cJSON_StringIsConst)) {
+      cJSON_Delete(r);
+      continue;
+    }
+    r->string = c->string; /* the member's name moves to the replacement */
+    c->string = NULL;
+    cJSON_ReplaceItemViaPointer(n, c, r);
+    c = r;
+  }
+}
+
+char *vds_json_print(void *doc) {
+  exact_numbers(doc);
+  return cJSON_Print(doc);
 }
 
 static cJSON *layer_json(const vds_layout *lay, int c, const char *group, int lod, const char *method, vd_err *err) {
@@ -94,7 +130,7 @@ static vd_code status_json(const vds_layout *lay, const char *method, char **out
       cJSON_AddItemToArray(arr, o);
       ++*nlayers;
     }
-  *out = cJSON_Print(arr);
+  *out = vds_json_print(arr);
   cJSON_Delete(arr);
   return *out ? VD_OK : vd_nomem(err);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "openvds_pages_impl.h"
+#include "openvds_write.h"
 
 #define MAX_TRIES 8
 
@@ -268,7 +269,7 @@ static vd_code apply_status(vds_pages *pl, const counts *c, const int64_t *pages
     cJSON *v = cJSON_GetArrayItem(dir, (int)pages[i]);
     if (cJSON_IsNumber(v)) cJSON_SetNumberValue(v, (double)names[i]);
   }
-  *out = cJSON_Print(doc);
+  *out = vds_json_print(doc);
   cJSON_Delete(doc);
   return *out ? VD_OK : vd_nomem(err);
 }

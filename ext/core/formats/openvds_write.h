@@ -13,6 +13,10 @@
 vd_code vds_create(vd_ctx *ctx, const char *url, const char *layout_json, size_t len, const char *compression,
                    int *nlayers, vd_err *err);
 
+/* A cJSON document as text with every number exact (cJSON alone rounds to 15 digits):
+ * how LayerStatus is written. */
+char *vds_json_print(void *cjson_doc);
+
 /* A writer of one layer. Chunks put are queued (object built: descriptor, RLE or zlib,
  * constant detection, hash) and uploaded in parallel batches; a chunk's page entry is
  * set only once its object is stored. commit uploads what is queued, then writes the
