@@ -446,6 +446,46 @@ def suite(t, tmp):
        "%s: both writers' chunks read back identically" % K, out + [err])
 
 
+def constants(t, tmp):
+    """Constant chunks (section 4) in other formats: the U8 NoValue marker gives the NoValue
+    hash, another U8 value its dequantized float, an R64 value a float cannot hold is
+    stored as data (a constant would not read back bit for bit)."""
+    K = t.kind
+    lay = mkvds.Layout([40, 30, 20], brick=32, neg=4, pos=4,
+                       channels=[mkvds.channel("Amplitude", "U8", use_no_value=True, no_value=-1.0, scale=0.5,
+                                               offset=10.0),
+                                 dict(mkvds.channel("Depth", "R64"), renderable=False)])
+    name = "wConst"
+    url = t.url(name)
+    lp = write_blob(tmp, json.dumps(lay.json()).encode())
+    out, err, rc = run(t, "SELECT vds_create(%s, readfile(%s), 'RLE');" % (q(url), q(lp)))
+    ok(rc == 0 and out == ["2"], "%s: a U8 + R64 layout: 2 layers" % K, out + [err])
+    n8 = 32 * 30 * 20
+    g = lay.grid((0, 1, 2), 0, lay.channels[1])
+    sizes, nd = lay.chunk_size(g, lay.position(g, 0), 0)
+    n64 = sizes[0] * sizes[1] * sizes[2] * 8
+    script = ("CREATE VIRTUAL TABLE a USING vds_chunks(%s, %s);\n"
+              "CREATE VIRTUAL TABLE d USING vds_chunks(%s, 'DepthDimensions_012LOD0');\nBEGIN;\n"
+              "INSERT INTO a(chunk, data) VALUES (0, readfile(%s)), (1, readfile(%s));\n"
+              "INSERT INTO d(chunk, data) VALUES (0, readfile(%s)), (1, readfile(%s));\nCOMMIT;\n"
+              "SELECT chunk, status, constant_value FROM a;\nSELECT chunk, status, constant_value FROM d;\n"
+              % (q(url), q(L0), q(url), q(write_blob(tmp, b"\xff" * n8)),
+                 q(write_blob(tmp, b"\x07" * (16 * 30 * 20))),
+                 q(write_blob(tmp, struct.pack("<d", 0.1) * (n64 // 8))),
+                 q(write_blob(tmp, struct.pack("<d", 0.5) * (16 * 30 * 20)))))
+    out, err, rc = run(t, script)
+    ok(rc == 0 and out == ["0|novalue|", "1|constant|13.5", "0|data|", "1|constant|0.5"],
+       "%s: U8 255 with NoValue -> novalue; U8 7 -> constant 10 + 0.5 * 7; R64 0.1 -> data; R64 0.5 -> constant"
+       % K, out + [err])
+    keys = [k for k in t.keys(name) if "ChunkMetadata" not in k and "/" in k]
+    ok(keys == ["DepthDimensions_012LOD0/0"], "%s: only the R64 0.1 chunk has an object" % K, keys)
+    out, err, rc = run(t, "SELECT hex(vds_chunk_data(%s, 'DepthDimensions_012LOD0', 0)) = %s, "
+                          "hex(vds_chunk_data(%s, %s, 1)) = %s;" %
+                       (q(url), q((struct.pack("<d", 0.1) * (n64 // 8)).hex().upper()), q(url), q(L0),
+                        q(("07" * (16 * 30 * 20)).upper())))
+    ok(rc == 0 and out == ["1|1"], "%s: both read back bit for bit" % K, out + [err])
+
+
 def main():
     global SPEC_KEYS
     shared = os.path.join(top, "..", "shared")
@@ -463,6 +503,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-write.")
     try:
         suite(Target("file", tmp), tmp)
+        constants(Target("file", tmp), tmp)
         # http: read-only, refused before anything is sent
         root = os.path.join(tmp, "local")
         ng = Nginx(root, os.path.join(tmp, "nginx"))
