@@ -54,6 +54,17 @@ vd_code vds_writer_open(vd_ctx *ctx, const char *url, const char *layer, vds_wri
   vd_code rc = vds_open(ctx, url, &w->ds, err);
   if (!rc) rc = vds_find_layer(w->ds, layer, &w->l, err);
   if (!rc && w->l->has_pages) rc = vds_pages_open(ctx, w->ds, w->l, &w->pages, err);
+  if (!rc && w->pages && vd_store_can_write(url)) { /* LayerStatus with its etag, for COMMIT */
+    char *su = vd_url_join(url, "LayerStatus");
+    vd_buf b = {0};
+    vd_objinfo info = {0};
+    if (!su) rc = vd_nomem(err);
+    else if (!(rc = vd_get(ctx, su, 0, -1, &b, &info, err)))
+      rc = vds_pages_set_status(w->pages, b.data ? (const void *)b.data : "", b.len, info.etag, err);
+    vd_buf_free(&b);
+    vd_objinfo_free(&info);
+    free(su);
+  }
   if (rc) {
     vds_writer_close(w);
     return rc;
