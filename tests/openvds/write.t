@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """OpenVDS writes, as TAP: vds_create and INSERT INTO a vds_chunks named table, on local
-files and on S3 (Ceph radosgw on 127.0.0.1; Azure too when the az:// backend is built
-and Azurite starts: VDSQL_WRITE_AZ=1).
+files, on S3 (Ceph radosgw on 127.0.0.1) and on Azure Blob (Azurite on 127.0.0.1; read
+back with tests/azclient.py, Shared Key signed in Python, not by vdsql).
 
 Everything vdsql writes is checked by independent readers: LayerStatus with Python's
 json against the spec's rules (section 3: keys as in the spec's example, chunk counts by
@@ -34,7 +34,7 @@ top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
-from taplib import Radosgw, Nginx, ok, plan, shell_args  # noqa: E402
+from taplib import Azurite, Radosgw, Nginx, ok, plan, shell_args  # noqa: E402
 
 AWS = "/usr/bin/aws"  # Debian's awscli
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
@@ -73,8 +73,15 @@ class Target:
                                   aws_secret_access_key=srv.secret, region_name=srv.region,
                                   config=botocore.config.Config(s3={"addressing_style": "path"}))
             self.bucket = srv.bucket
+        if kind == "az":
+            from azclient import Az
+            self.env = {"AZURE_STORAGE_CONNECTION_STRING": srv.env["AZURE_STORAGE_CONNECTION_STRING"]}
+            self.az = Az(srv)
+            self.base = "/%s/%s/" % (srv.account, srv.container)
 
     def url(self, name):
+        if self.kind == "az":
+            return "az://%s/%s" % (self.srv.container, name)
         return os.path.join(self.tmp, "local", name) if self.kind == "file" else "s3://%s/%s" % (self.bucket, name)
 
     def get(self, name, key):
@@ -85,6 +92,13 @@ class Target:
                 return None, None
             meta = {a[5:]: os.getxattr(p, a).decode() for a in os.listxattr(p) if a.startswith("user.")}
             return open(p, "rb").read(), meta
+        if self.kind == "az":
+            import urllib.parse
+            st, h, body = self.az("GET", self.base + urllib.parse.quote("%s/%s" % (name, key)))
+            if st == 404:
+                return None, None
+            assert st == 200, (st, body[:300])
+            return body, {k[10:]: v for k, v in h.items() if k.startswith("x-ms-meta-")}
         try:
             r = self.c.get_object(Bucket=self.bucket, Key="%s/%s" % (name, key))
         except self.c.exceptions.NoSuchKey:
@@ -98,6 +112,20 @@ class Target:
             for d, _, fs in os.walk(root):
                 out += [os.path.relpath(os.path.join(d, f), root) for f in fs]
             return sorted(out)
+        if self.kind == "az":
+            import xml.etree.ElementTree as ET
+            out, marker = [], None
+            while True:
+                params = {"restype": "container", "comp": "list", "prefix": name + "/"}
+                if marker:
+                    params["marker"] = marker
+                st, h, body = self.az("GET", self.base.rstrip("/"), params=params)
+                assert st == 200, (st, body[:300])
+                x = ET.fromstring(body)
+                out += [b.findtext("Name")[len(name) + 1:] for b in x.iter("Blob")]
+                marker = x.findtext("NextMarker")
+                if not marker:
+                    return sorted(out)
         out, tok = [], None
         while True:
             kw = {"Bucket": self.bucket, "Prefix": name + "/"}
@@ -117,6 +145,11 @@ class Target:
             p = os.path.join(self.url(name), key)
             os.makedirs(os.path.dirname(p), exist_ok=True)
             open(p, "wb").write(data)
+        elif self.kind == "az":
+            import urllib.parse
+            st = self.az("PUT", self.base + urllib.parse.quote("%s/%s" % (name, key)),
+                         headers={"x-ms-blob-type": "BlockBlob"}, body=data)[0]
+            assert st == 201, st
         else:
             self.c.put_object(Bucket=self.bucket, Key="%s/%s" % (name, key), Body=data)
 
@@ -535,6 +568,9 @@ def main():
         with Radosgw() as srv:
             if ok(srv.started, "radosgw starts on 127.0.0.1", srv.error):
                 suite(Target("s3", tmp, srv), tmp)
+        with Azurite() as srv:
+            if ok(srv.started, "azurite starts on 127.0.0.1", srv.error):
+                suite(Target("az", tmp, srv), tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()

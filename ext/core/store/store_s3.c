@@ -145,9 +145,10 @@ static int put_headers(struct curl_slist **l, const vd_putreq *p) {
   return 0;
 }
 
-static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const vd_putreq *put,
-                       vd_curl_slist **hdrs, vd_err *err) {
+static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const char *range,
+                       const vd_putreq *put, vd_curl_slist **hdrs, vd_err *err) {
   (void)method;
+  (void)range; /* CURLOPT_RANGE: SigV4 as curl computes it does not sign Range */
   creds c;
   creds_of(ctx, &c);
   char where[600];
@@ -183,7 +184,8 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *met
 
 /* <Error><Code>SignatureDoesNotMatch</Code>...: only letters, digits and dots are
  * kept, so the message holds the code and nothing a server chose to echo. */
-static int error_code(const char *body, size_t len, char *out, size_t n) {
+static int error_code(const char *hdr, const char *body, size_t len, char *out, size_t n) {
+  (void)hdr;
   if (!len) return -1;
   vd_xml *root = vd_xml_parse(body, len);
   vd_xml *c = vd_xml_is(root, "Error") ? vd_xml_child(root, "Code") : NULL;
@@ -195,7 +197,7 @@ static int error_code(const char *body, size_t len, char *out, size_t n) {
   return o ? 0 : -1;
 }
 
-static const vd_http_hook s3_hook = {VD_BE_S3, prepare, error_code};
+static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL};
 
 /* "2026-11-24T14:00:00.000Z" -> seconds; 0 when it does not parse. */
 static int64_t iso_time(const char *s) {
@@ -368,37 +370,7 @@ static vd_code s3_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
 }
 
 static void s3_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
-  vd_putreq **ok = malloc((n ? n : 1) * sizeof *ok);
-  int *at = malloc((n ? n : 1) * sizeof *at), m = 0;
-  if (!ok || !at) {
-    for (int i = 0; i < n; i++) rc[i] = vd_nomem(&errs[i]);
-    free(ok);
-    free(at);
-    return;
-  }
-  for (int i = 0; i < n; i++) { /* what s3_put refuses is refused here, without a request */
-    char where[600];
-    vd_url_redact(p[i]->url, where, sizeof where);
-    if ((rc[i] = check_meta(p[i], where, &errs[i]))) continue;
-    vd_store_invalidate(ctx, p[i]->url);
-    at[m] = i;
-    ok[m++] = p[i];
-  }
-  vd_code *r2 = malloc((m ? m : 1) * sizeof *r2);
-  vd_err *e2 = malloc((m ? m : 1) * sizeof *e2);
-  if (!r2 || !e2) {
-    for (int k = 0; k < m; k++) rc[at[k]] = vd_nomem(&errs[at[k]]);
-  } else {
-    vd_http_put_many(ctx, ok, m, r2, e2);
-    for (int k = 0; k < m; k++) {
-      rc[at[k]] = r2[k];
-      errs[at[k]] = e2[k];
-    }
-  }
-  free(r2);
-  free(e2);
-  free(ok);
-  free(at);
+  vd_http_put_many_checked(ctx, p, n, rc, errs, check_meta);
 }
 
 static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
