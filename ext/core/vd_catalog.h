@@ -13,6 +13,7 @@
 #define VD_COL_ARG 0x1   /* an input: HIDDEN argument column (SQLite), function parameter (PG) */
 #define VD_COL_OPT 0x2   /* with VD_COL_ARG: may be omitted (then NULL) */
 #define VD_COL_PUSH 0x4  /* the cursor narrows its scan with =, IN, <, <=, >, >= on it */
+#define VD_COL_HIDDEN 0x8 /* not in SELECT * (SQLite: HIDDEN); read and written when named */
 
 typedef struct vd_colspec {
   const char *name;

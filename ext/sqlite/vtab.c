@@ -82,7 +82,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     static const char *const tn[] = {"", "INTEGER", "REAL", "TEXT", "BLOB"};
     if (named && (r->cols[i].flags & VD_COL_ARG)) continue;
     sqlite3_str_appendf(s, "%s\"%w\" %s%s", ndecl ? ", " : "", r->cols[i].name, tn[r->cols[i].type],
-                        (r->cols[i].flags & VD_COL_ARG) ? " HIDDEN" : "");
+                        (r->cols[i].flags & (VD_COL_ARG | VD_COL_HIDDEN)) ? " HIDDEN" : "");
     if (ndecl < 64) colmap[ndecl] = i;
     ndecl++;
   }

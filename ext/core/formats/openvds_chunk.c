@@ -8,6 +8,7 @@
 
 #include "../util/base64.h"
 #include "openvds_pages.h"
+#include "openvds_write.h"
 
 /* OpenVDS's rule: the object's metadata must equal the page's (hash, or hash + levels). */
 static vd_code check_metadata(const vds_layer *l, const unsigned char raw[28], const vd_objinfo *info,
@@ -78,3 +79,13 @@ done:
   return rc;
 }
 
+
+/* The inverse of check_metadata's decoding (section 5): base64 of the entry's hash, or
+ * of hash + levels for a 28-byte entry (the object size is only in the page). */
+vd_code vds_meta_encode(const unsigned char *raw, int entry_size, char *out, size_t n, vd_err *err) {
+  char *b = entry_size == 28 ? vd_base64_encode(raw + 4, 24) : vd_base64_encode(raw, 8);
+  if (!b) return vd_nomem(err);
+  snprintf(out, n, "%s", b);
+  free(b);
+  return VD_OK;
+}

@@ -45,9 +45,13 @@ void vds_entry_encode(unsigned char *p, int entry_size, uint64_t hash, uint32_t 
                       const unsigned char *levels);
 /* Sets chunk's entry (raw: entry_size bytes) in the dirty set; object_bytes is the size
  * of the object written for it (0 for constant chunks), for LayerStatus's
- * serializedSize. Reads the page (and, the first time, LayerStatus) with its etag. */
+ * serializedSize. Reads the page (unless the directory lists it as not written: zeros,
+ * put create-only) and, the first time, LayerStatus (unless given), with their etags. */
 vd_code vds_pages_set(vds_pages *pl, int64_t chunk, const unsigned char *raw, int64_t object_bytes, vd_err *err);
 int vds_pages_dirty(const vds_pages *pl); /* pages waiting for write-back */
+/* LayerStatus as a writer read it (with its etag) when it opened, so that the first
+ * write-back needs no read of its own; a stale copy only costs a lost race. */
+vd_code vds_pages_set_status(vds_pages *pl, const void *body, size_t len, const char *etag, vd_err *err);
 /* Puts every dirty page (If-Match its etag, If-None-Match for a new page), then
  * LayerStatus (pageDirectory, validChunkCount, serializedSize, uncompressedSize,
  * If-Match). A lost race re-reads the fresh page or LayerStatus and re-applies this

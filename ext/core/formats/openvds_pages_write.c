@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "openvds_pages_impl.h"
+#include "openvds_write.h"
 
 #define MAX_TRIES 8
 
@@ -62,16 +63,21 @@ static vd_code read_fresh(vds_pages *pl, const char *url, vd_buf *body, char eta
 
 /* (Re)reads the base of d: the stored page (checked, zero-filled to full size), or
  * zeros when it is not stored yet; this writer's entries are applied on top and what
- * they replace is kept for the counts. */
-static vd_code load_base(vds_pages *pl, vds_dirty_page *d, vd_err *err) {
+ * they replace is kept for the counts. With read 0 (a page the directory lists as not
+ * written) the base is zeros without a request: the page is then put create-only, and
+ * if another writer stored it meanwhile that put fails and the page is read then. */
+static vd_code load_base(vds_pages *pl, vds_dirty_page *d, int read, vd_err *err) {
   const vds_layer *l = pl->l;
-  char *url = vds_pages_url(pl, d->name);
-  if (!url) return vd_nomem(err);
   vd_buf b = {0};
   int got = 0;
-  vd_code rc = read_fresh(pl, url, &b, d->etag, &got, err);
-  if (!rc && got) rc = vds_pages_check(pl, d->page, url, b.len, err);
-  free(url);
+  vd_code rc = VD_OK;
+  if (read) {
+    char *url = vds_pages_url(pl, d->name);
+    if (!url) return vd_nomem(err);
+    rc = read_fresh(pl, url, &b, d->etag, &got, err);
+    if (!rc && got) rc = vds_pages_check(pl, d->page, url, b.len, err);
+    free(url);
+  }
   if (rc) {
     vd_buf_free(&b);
     return rc;
@@ -109,6 +115,15 @@ static vd_code load_status(vds_pages *pl, vd_err *err) {
   return rc;
 }
 
+vd_code vds_pages_set_status(vds_pages *pl, const void *body, size_t len, const char *etag, vd_err *err) {
+  vd_blob *b = vd_blob_new(body, len);
+  if (!b) return vd_nomem(err);
+  vd_blob_unref(pl->status);
+  pl->status = b;
+  snprintf(pl->status_etag, sizeof pl->status_etag, "%s", etag);
+  return VD_OK;
+}
+
 vd_code vds_pages_set(vds_pages *pl, int64_t chunk, const unsigned char *raw, int64_t object_bytes, vd_err *err) {
   const vds_layer *l = pl->l;
   vd_code rc;
@@ -139,7 +154,7 @@ vd_code vds_pages_set(vds_pages *pl, int64_t chunk, const unsigned char *raw, in
     int64_t stored = vds_pages_stored(pl, p);
     nd.name = stored >= 0 ? stored : p; /* OpenVDS stores a new page i under name i */
     if (!(nd.bytes = malloc(pl->page_bytes))) return vd_nomem(err);
-    if ((rc = load_base(pl, &nd, err))) {
+    if ((rc = load_base(pl, &nd, stored >= 0, err))) {
       page_free(&nd);
       return rc;
     }
@@ -229,7 +244,7 @@ static vd_code put_page(vds_pages *pl, vds_dirty_page *d, counts *c, vd_err *err
       rc = lost_race(url, "the page", err);
       break;
     }
-    if ((rc = load_base(pl, d, err))) break;
+    if ((rc = load_base(pl, d, 1, err))) break;
   }
   if (!rc) {
     count_page(pl, d, c);
@@ -268,7 +283,7 @@ static vd_code apply_status(vds_pages *pl, const counts *c, const int64_t *pages
     cJSON *v = cJSON_GetArrayItem(dir, (int)pages[i]);
     if (cJSON_IsNumber(v)) cJSON_SetNumberValue(v, (double)names[i]);
   }
-  *out = cJSON_Print(doc);
+  *out = vds_json_print(doc);
   cJSON_Delete(doc);
   return *out ? VD_OK : vd_nomem(err);
 }

@@ -1,5 +1,8 @@
 /* vds_chunks(url, layer): one row per chunk of a layer, read from its chunk-metadata
- * pages. Constraints on chunk, page, i<d>, min<d> and max<d> are turned into a chunk
+ * pages, and its hidden column data (the decoded samples, read only when named).
+ * As a named table (CREATE VIRTUAL TABLE t USING vds_chunks(url, layer)) it also takes
+ * INSERT INTO t(chunk, data): formats/openvds_writer.c uploads the chunk objects and,
+ * at COMMIT, writes the pages and LayerStatus; SELECT shows what is committed. Constraints on chunk, page, i<d>, min<d> and max<d> are turned into a chunk
  * range, a box of chunk positions or a list of chunks before any page is read, so
  * only the pages holding candidate chunks are fetched (several at once over http). */
 #include <math.h>
@@ -8,9 +11,13 @@
 #include <string.h>
 
 #include "../formats/openvds_pages.h"
+#include "../formats/openvds_write.h"
 #include "vds_cursor.h"
 
-enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, C_KEY = C_DIM0 + 3 * VDS_MAXDIM };
+enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, C_KEY = C_DIM0 + 3 * VDS_MAXDIM, C_URL, C_LAYER, C_DATA };
+/* data comes after the arguments: SQLite binds table-valued function arguments to the
+ * hidden columns in order. In an INSERT's row (arguments left out) it is at R_DATA. */
+#define R_DATA (C_KEY + 1)
 
 #define PUSH VD_COL_PUSH
 #define DIM(d) {"i" #d, VD_INT, PUSH}, {"min" #d, VD_INT, PUSH}, {"max" #d, VD_INT, PUSH}
@@ -18,7 +25,7 @@ static const vd_colspec cols[] = {
     {"chunk", VD_INT, PUSH},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
     {"hash", VD_INT, 0},       {"constant_value", VD_REAL, 0}, {"object_size", VD_INT, 0},
     {"adaptive_levels", VD_BLOB, 0}, DIM(0), DIM(1), DIM(2), DIM(3), DIM(4), DIM(5),
-    {"key", VD_TEXT, 0},       VDS_URL_ARG,                   VDS_LAYER_ARG};
+    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN}};
 
 typedef struct {
   vds_cur b;
@@ -35,6 +42,7 @@ typedef struct {
   vds_entry e;
   int has_entry;
   char key[300];
+  vd_buf data;                             /* the data column's samples */
 } chunks_cur;
 
 static const char *status_name[] = {"unwritten", "data", "constant", "novalue"};
@@ -325,6 +333,13 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
     *v = vd_int(which == 0 ? k->idx[d] : which == 1 ? mn : mx);
     return VD_OK;
   }
+  if (col == C_DATA) {
+    vds_shape shape;
+    vd_code rc = vds_read_chunk(k->b.ctx, k->b.ds, l, k->chunk, &k->data, &shape, err);
+    if (rc) return rc;
+    *v = vd_blob_val(k->data.data ? (const void *)k->data.data : "", k->data.len);
+    return VD_OK;
+  }
   if (col >= C_STATUS && col <= C_LEVELS) {
     vd_code rc = ensure_entry(k, err);
     if (rc) return rc;
@@ -350,6 +365,7 @@ static void close_(void *cur) {
   chunks_cur *k = cur;
   if (!k) return;
   vds_pages_close(k->pages);
+  vd_buf_free(&k->data);
   free(k->list);
   vds_close(k->b.ds);
   free(k->b.scratch);
@@ -366,6 +382,96 @@ static double estimate(const vd_filter *f, int nf) {
   return rows < 1 ? 1 : rows;
 }
 
+/* The named, writable table. */
+#define MAX_MARKS 64
+
+typedef struct {
+  vds_writer *w;
+  char *url, *layer;
+  int64_t mark[MAX_MARKS]; /* chunks put when savepoint n began */
+} table_t;
+
+static void t_disconnect(void *tab) {
+  table_t *t = tab;
+  if (!t) return;
+  vds_writer_close(t->w);
+  free(t->url);
+  free(t->layer);
+  free(t);
+}
+
+static vd_code t_connect(vd_ctx *ctx, const char *const *args, int nargs, void **tab, vd_err *err) {
+  if (nargs != 2) return vd_fail(err, VD_INVALID, "vds_chunks takes two arguments: url, layer");
+  table_t *t = calloc(1, sizeof *t);
+  if (!t || !(t->url = strdup(args[0])) || !(t->layer = strdup(args[1]))) {
+    t_disconnect(t);
+    return vd_nomem(err);
+  }
+  vd_code rc = vds_writer_open(ctx, t->url, t->layer, &t->w, err);
+  if (rc) {
+    t_disconnect(t);
+    return rc;
+  }
+  *tab = t;
+  return VD_OK;
+}
+
+static vd_code t_open(vd_ctx *ctx, void *tab, void **cur, vd_err *err) {
+  table_t *t = tab;
+  vd_value a[2] = {vd_text(t->url), vd_text(t->layer)};
+  return open_(ctx, a, 2, NULL, 0, cur, err);
+}
+
+static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *rid, vd_err *err) {
+  (void)replace; /* a chunk is always replaced: OpenVDS rewrites chunks the same way */
+  table_t *t = tab;
+  int64_t chunk;
+  for (int c = 0; c < R_DATA; c++)
+    if (c != C_CHUNK && row[c].type != VD_NULL)
+      return vd_fail(err, VD_CONSTRAINT, "vds_chunks: INSERT takes chunk and data only (%s is derived)", cols[c].name);
+  if (row[C_CHUNK].type != VD_INT || vd_value_as_int(&row[C_CHUNK], &chunk))
+    return vd_fail(err, VD_CONSTRAINT, "vds_chunks: chunk must be an integer");
+  if (row[R_DATA].type != VD_BLOB)
+    return vd_fail(err, VD_CONSTRAINT, "vds_chunks: data must be a blob of the chunk's samples");
+  *rid = chunk;
+  return vds_writer_put(t->w, chunk, row[R_DATA].p, row[R_DATA].n, err);
+}
+
+static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
+  (void)tab, (void)rid;
+  return vd_fail(err, VD_UNSUPPORTED, "vds_chunks: DELETE is not supported (OpenVDS has no chunk deletion)");
+}
+
+static vd_code t_begin(void *tab, vd_err *err) {
+  (void)tab, (void)err;
+  return VD_OK;
+}
+static vd_code t_sync(void *tab, vd_err *err) { return vds_writer_commit(((table_t *)tab)->w, err); }
+static void t_commit(void *tab) { (void)tab; }
+static void t_rollback(void *tab) { vds_writer_rollback(((table_t *)tab)->w); }
+/* Entries cannot be taken back one statement at a time (a chunk queued or already
+ * uploaded may have replaced an earlier one of the same transaction), so a statement
+ * or savepoint rolled back after inserting chunks makes COMMIT refuse: the transaction
+ * must be rolled back as a whole, and nothing half-done is ever committed. A statement
+ * that failed before inserting anything (the usual case: a refused row) costs nothing. */
+static void t_savepoint(void *tab, int n) {
+  table_t *t = tab;
+  if (n >= 0 && n < MAX_MARKS) t->mark[n] = vds_writer_count(t->w);
+}
+static void t_release(void *tab, int n) { (void)tab, (void)n; }
+static void t_rollback_to(void *tab, int n) {
+  table_t *t = tab;
+  if (n >= 0 && n < MAX_MARKS && vds_writer_count(t->w) == t->mark[n]) return;
+  vd_err e;
+  vd_fail(&e, VD_CONSTRAINT, "vds_chunks: a statement or savepoint that inserted chunks into %s was rolled back; "
+          "chunks cannot be taken back one by one: ROLLBACK the transaction", t->layer);
+  vds_writer_poison(t->w, &e);
+}
+
+static const vd_table_ops ops = {t_connect, t_disconnect, t_open,     t_insert,    t_remove,    t_begin,
+                                 t_sync,    t_commit,     t_rollback, t_savepoint, t_rollback_to, t_release,
+                                 .args = "url, layer"};
+
 const vd_relation vd_rel_vds_chunks = {"vds_chunks", cols, sizeof cols / sizeof *cols, VD_REL_IO, C_CHUNK,
-                                       estimate, open_, next, eof, column, rowid, close_,
-    .doc = "one row per chunk of a layer, from its pages: status, hash, position and sample range per dimension (constraints on chunk and ranges read only the pages needed)"};
+                                       estimate, open_, next, eof, column, rowid, close_, &ops,
+    .doc = "one row per chunk of a layer, from its pages: status, hash, position and sample range per dimension (constraints on chunk and ranges read only the pages needed), hidden data; as a named table INSERT INTO t(chunk, data) uploads chunks, committed to pages and LayerStatus"};

@@ -75,6 +75,9 @@ typedef struct vd_backend_ops {
   vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
   vd_code (*del)(vd_ctx *ctx, const char *url, vd_err *err);
   const vd_http_hook *hook; /* set: requests go through the http transport with it */
+  /* Many puts in parallel, each with its own rc[i] / errs[i] (NULL: vd_put_many puts one
+   * after the other). Callers have checked every URL with vd_url_check. */
+  void (*put_many)(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
 } vd_backend_ops;
 
 /* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
@@ -94,6 +97,12 @@ vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, v
  * through the http transport and url's backend hook: any 2xx is success, 412 is
  * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
 vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
+/* Many PUTs through the transport at once (max_parallel in flight); each its own rc/err. */
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs);
+/* The same after check (the backend's own refusals, e.g. of metadata names) passed each
+ * put, and its cached copy is dropped: what a backend's put_many is made of. */
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs,
+                              vd_code (*check)(const vd_putreq *, const char *, vd_err *));
 /* One GET of r->url, a real http(s) URL that a backend built itself (an Azure listing,
  * whose query is the service's), through that backend's hook: prepare gets r->url as it
  * is and only signs it. */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 #include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 
@@ -408,6 +410,46 @@ vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   if (vd_url_check(p->url, err)) return err->code;
   const vd_backend_ops *b = vd_backend_of(p->url);
   return b->put ? b->put(ctx, p, err) : refused(p->url, "write", err);
+}
+
+vd_code vd_store_make_dirs(const char *url, vd_err *err) {
+  if (vd_url_check(url, err)) return err->code;
+  if (!(vd_backend_of(url)->caps & VD_CAP_LOCAL)) return VD_OK;
+  char *path = vd_url_path(url);
+  if (!path) return vd_nomem(err);
+  for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+    *s = 0;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      vd_code rc = vd_fail(err, VD_IO, "%s: cannot make the directory (%s)", path, strerror(errno));
+      free(path);
+      return rc;
+    }
+    *s = '/';
+  }
+  free(path);
+  return VD_OK;
+}
+
+vd_code vd_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
+  vd_code first = VD_OK;
+  int i = 0;
+  while (i < n) { /* runs of puts to one backend: a backend's put_many takes a run at once */
+    const vd_backend_ops *b = vd_backend_of(p[i]->url);
+    int j = i;
+    while (j < n && vd_backend_of(p[j]->url) == b) j++;
+    int checked = b != NULL;
+    for (int k = i; k < j && checked; k++) checked = vd_url_check(p[k]->url, &errs[k]) == VD_OK;
+    if (checked && b->put_many) {
+      for (int k = i; k < j; k++) p[k]->etag[0] = 0;
+      b->put_many(ctx, p + i, j - i, rc + i, errs + i);
+    } else {
+      for (int k = i; k < j; k++) rc[k] = vd_put(ctx, p[k], &errs[k]);
+    }
+    i = j;
+  }
+  for (i = 0; i < n; i++)
+    if (rc[i] && !first) first = rc[i];
+  return first;
 }
 
 vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err) {

@@ -61,6 +61,15 @@ typedef struct vd_putreq {
 } vd_putreq;
 /* A failed If-Match / If-None-Match is VD_PRECONDITION: nothing was written. */
 vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
+/* Many puts at once: over the http transport they run in parallel (max_parallel in
+ * flight, each with the transport's retries); elsewhere one after the other. Each p[i]
+ * gets its own code in rc[i] and message in errs[i]; returns the first failing code. */
+vd_code vd_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
+/* The directories an object at url needs, made where the backend has directories
+ * (local files: a put into a missing directory is refused, as it should be for a typo,
+ * so writers of layouts with sub-folders, OpenVDS's, make them first); nothing for
+ * object stores. */
+vd_code vd_store_make_dirs(const char *url, vd_err *err);
 /* Deleting a missing object is not an error. */
 vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err);
 

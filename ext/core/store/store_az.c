@@ -213,6 +213,10 @@ static vd_code az_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   return vd_http_send(ctx, "PUT", p->url, p, err);
 }
 
+static void az_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
+  vd_http_put_many_checked(ctx, p, n, rc, errs, check_meta);
+}
+
 static vd_code az_del(vd_ctx *ctx, const char *url, vd_err *err) {
   vd_store_invalidate(ctx, url);
   return vd_http_send(ctx, "DELETE", url, NULL, err);
@@ -293,4 +297,4 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
 }
 
 const vd_backend_ops vd_az_ops = {VD_BE_AZ, "az", VD_CAP_LIST | VD_CAP_WRITE | VD_CAP_QUERY, vd_http_get_many, vd_http_head,
-                                  az_put, az_list, az_del, &az_hook};
+                                  az_put, az_list, az_del, &az_hook, az_put_many};

@@ -1020,6 +1020,71 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   return VD_OK;
 }
 
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs) {
+  vd_getreq *rs = calloc(n ? n : 1, sizeof *rs);
+  xfer *xs = calloc(n ? n : 1, sizeof *xs);
+  if (!rs || !xs) {
+    for (int i = 0; i < n; i++) rc[i] = vd_nomem(&errs[i]);
+    free(rs);
+    free(xs);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    rs[i].url = puts[i]->url;
+    rs[i].len = -1;
+    xs[i].req = &rs[i];
+    xs[i].hook = vd_backend_of(puts[i]->url)->hook;
+    xs[i].method = "PUT";
+    xs[i].put = puts[i];
+  }
+  run(ctx, xs, n);
+  for (int i = 0; i < n; i++) {
+    xfer_free(&xs[i]);
+    vd_buf_free(&rs[i].body);
+    rc[i] = rs[i].rc;
+    errs[i] = rs[i].err;
+    if (!rc[i]) snprintf(puts[i]->etag, sizeof puts[i]->etag, "%s", rs[i].info.etag);
+    vd_objinfo_free(&rs[i].info);
+  }
+  free(rs);
+  free(xs);
+}
+
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs,
+                              vd_code (*check)(const vd_putreq *, const char *, vd_err *)) {
+  vd_putreq **ok = malloc((n ? n : 1) * sizeof *ok);
+  int *at = malloc((n ? n : 1) * sizeof *at), m = 0;
+  if (!ok || !at) {
+    for (int i = 0; i < n; i++) rc[i] = vd_nomem(&errs[i]);
+    free(ok);
+    free(at);
+    return;
+  }
+  for (int i = 0; i < n; i++) { /* what the backend's put refuses is refused here, without a request */
+    char where[600];
+    vd_url_redact(p[i]->url, where, sizeof where);
+    if ((rc[i] = check(p[i], where, &errs[i]))) continue;
+    vd_store_invalidate(ctx, p[i]->url);
+    at[m] = i;
+    ok[m++] = p[i];
+  }
+  vd_code *r2 = malloc((m ? m : 1) * sizeof *r2);
+  vd_err *e2 = malloc((m ? m : 1) * sizeof *e2);
+  if (!r2 || !e2) {
+    for (int k = 0; k < m; k++) rc[at[k]] = vd_nomem(&errs[at[k]]);
+  } else {
+    vd_http_put_many(ctx, ok, m, r2, e2);
+    for (int k = 0; k < m; k++) {
+      rc[at[k]] = r2[k];
+      errs[at[k]] = e2[k];
+    }
+  }
+  free(r2);
+  free(e2);
+  free(ok);
+  free(at);
+}
+
 vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook) {
   xfer x = {0};
   x.req = r;

@@ -369,6 +369,10 @@ static vd_code s3_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   return vd_http_send(ctx, "PUT", p->url, p, err);
 }
 
+static void s3_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
+  vd_http_put_many_checked(ctx, p, n, rc, errs, check_meta);
+}
+
 static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
   vd_store_invalidate(ctx, url);
   /* S3 answers 204 for a missing key too; a 404 is a missing bucket, an error */
@@ -376,4 +380,4 @@ static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
 }
 
 const vd_backend_ops vd_s3_ops = {VD_BE_S3, "s3", VD_CAP_LIST | VD_CAP_WRITE, vd_http_get_many, vd_http_head, s3_put, s3_list,
-                                  s3_del, &s3_hook};
+                                  s3_del, &s3_hook, s3_put_many};

@@ -1,0 +1,49 @@
+/* Writing OpenVDS datasets (spec sections 3, 4, 5, 7, 9): creating one (layout and an
+ * empty LayerStatus) and writing chunks of a layer, as OpenVDS's own writer does:
+ * chunk objects first, then the pages that reference them, then LayerStatus. */
+#ifndef VD_OPENVDS_WRITE_H
+#define VD_OPENVDS_WRITE_H
+
+#include "openvds.h"
+
+/* Checks layout_json (the layout parser and OpenVDS's Create rules), then writes
+ * VolumeDataLayout (as given) and a LayerStatus listing every layer it implies with
+ * compression (None, RLE or Zip) and pages not yet written; both create-only, so an
+ * existing dataset is refused and left as it is. *nlayers gets the layer count. */
+vd_code vds_create(vd_ctx *ctx, const char *url, const char *layout_json, size_t len, const char *compression,
+                   int *nlayers, vd_err *err);
+
+/* A cJSON document as text with every number exact (cJSON alone rounds to 15 digits):
+ * how LayerStatus is written. */
+char *vds_json_print(void *cjson_doc);
+
+/* A writer of one layer. Chunks put are queued (object built: descriptor, RLE or zlib,
+ * constant detection, hash) and uploaded in parallel batches; a chunk's page entry is
+ * set only once its object is stored. commit uploads what is queued, then writes the
+ * dirty pages and LayerStatus (conditional writes, a lost race retried on the fresh
+ * copy); rollback forgets the queue and the entries (objects already uploaded stay, as
+ * orphans). */
+typedef struct vds_writer vds_writer;
+vd_code vds_writer_open(vd_ctx *ctx, const char *url, const char *layer, vds_writer **out, vd_err *err);
+void vds_writer_close(vds_writer *w);
+const vds_dataset *vds_writer_dataset(const vds_writer *w);
+/* data: the chunk's samples, margins included, in the layer's format. Nothing is sent
+ * for a refused chunk (wrong length, out of range, wavelet layer, read-only store). */
+vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, vd_err *err);
+vd_code vds_writer_commit(vds_writer *w, vd_err *err);
+/* Chunks put so far in this transaction (savepoint bookkeeping). */
+int64_t vds_writer_count(const vds_writer *w);
+/* Makes commit refuse with err (rollback clears it). */
+void vds_writer_poison(vds_writer *w, const vd_err *err);
+void vds_writer_rollback(vds_writer *w);
+
+/* The object OpenVDS stores for a chunk of shape s (section 9: 24-byte descriptor,
+ * then the payload as method says); dims is the descriptor's dimensionality. */
+vd_code vds_encode(int method, int dims, const vds_shape *s, const unsigned char *raw, size_t n, vd_buf *out,
+                   vd_err *err);
+
+/* vdschunkmetadata for a page entry (section 5; openvds_chunk.c, next to its check):
+ * out has room for 33 characters. */
+vd_code vds_meta_encode(const unsigned char *raw, int entry_size, char *out, size_t n, vd_err *err);
+
+#endif
