@@ -93,6 +93,10 @@ int vd_store_on_http(const char *url);
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
 /* The same for many at once; all-or-nothing: on failure every out[i] is NULL. */
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err);
+/* The same, each document on its own: out[i] NULL where it failed, with rcs[i] and
+ * errs[i] saying why; the return value is only an out-of-memory of the whole. */
+vd_code vd_fetch_docs_each(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_code *rcs, vd_err *errs,
+                           vd_err *err);
 /* With cache = 0 fresh cached copies are still used but what is fetched is not kept. */
 vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err);
 /* A byte range through the cache, under a caller-chosen key (a short read at the end
