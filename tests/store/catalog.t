@@ -48,6 +48,8 @@ def run(sql, env=None, backend="file"):
     e.update(env or {})
     script = ".mode json\n%s\nSELECT requests, bytes, cache_hits FROM vdsql_stats() WHERE backend = '%s';\n" % (sql, backend)
     p = subprocess.run(shell_args(), input=script, text=True, capture_output=True, env=e)
+    if p.returncode not in (0, 1) or "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        return None, None, "exit %d: %s" % (p.returncode, p.stderr)  # a crash or a sanitizer's report
     arrays, dec, s = [], json.JSONDecoder(), p.stdout
     i = 0
     while True:
@@ -289,6 +291,12 @@ def s3_checks(srv, root, exp, tmp):
        "s3: SELECT d.dataset, l.* FROM vds_datasets(...) d, vds_layers(d.dataset) l: every layer (%d)" % len(want), err)
     ok(st and st[0] == 1 + 2 * n and st[2] == 2 * len(good), "s3: ... in the same %d requests (the layers from the cache)"
        % (1 + 2 * n), st)
+    first = [o["Key"] for o in c.list_objects_v2(Bucket=B, MaxKeys=2)["Contents"]]
+    rows, st, err = run("SELECT key, metadata FROM store_objects('s3://%s') LIMIT 2;" % B, env, "s3")
+    ok(rows is not None and [(r["key"], json.loads(r["metadata"])) for r in rows] ==
+       [(k, c.head_object(Bucket=B, Key=k)["Metadata"]) for k in first] and st and st[0] == 3,
+       "s3: a bucket URL without '/' lists the whole bucket, keys in full, HEADs on the right objects (1 + 2 requests)",
+       "%s %s %s" % (rows, st, err))
     rows, st, err = run("SELECT key FROM store_objects('s3://%s/no/such/prefix/');" % B, env, "s3")
     ok(rows == [] and not err and st and st[0] == 1, "s3: an empty prefix: no rows, one listing", "%s %s" % (st, err))
 

@@ -46,7 +46,7 @@ static vd_code head_page(obj_cur *c, vd_err *err) {
   char **urls = calloc((size_t)n, sizeof *urls);
   vd_code rc = VD_OK;
   if (!r || !slot || !urls) rc = vd_nomem(err);
-  char *dir = rc ? NULL : vd_url_sibling(c->url, ""); /* the keys' directory, its ?query kept */
+  char *dir = rc ? NULL : vd_url_list_dir(c->url); /* the keys' directory, its ?query kept */
   if (!rc && !dir) rc = vd_nomem(err);
   for (int i = 0, k = 0; !rc && i < l->n; i++) {
     if (l->ent[i].has_meta) continue;

@@ -139,7 +139,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
     return vd_fail(err, VD_INVALID, "vds_datasets: the url must be text, not a %s",
                    a[0].type == VD_BLOB ? "blob" : "number");
   }
-  char *dir = vd_url_sibling(url, ""); /* the listing's keys are relative to it */
+  char *dir = vd_url_list_dir(url); /* the listing's keys are relative to it */
   vd_code rc = dir ? find(ctx, url, dir, c, err) : vd_nomem(err);
   int n2 = 2 * c->n;
   char **urls = rc ? NULL : calloc((size_t)n2 + 1, sizeof *urls);

@@ -198,6 +198,14 @@ char *vd_url_sibling(const char *file_url, const char *name) {
   return build(file_url, dn, "", name, 0, q);
 }
 
+char *vd_url_list_dir(const char *url) {
+  const char *q = carries_query(url) ? strchr(url, '?') : NULL;
+  size_t n = q ? (size_t)(q - url) : strlen(url), sl = scheme_len(url);
+  if (sl && !memchr(url + sl + 3, '/', n - sl - 3)) /* "s3://bucket": the bucket's root */
+    return build(url, n, "/", "", 0, q);
+  return vd_url_sibling(url, "");
+}
+
 /* The authority (userinfo, host, port) of a URL with a scheme: [*a, *z). */
 static void authority(const char *url, const char **a, const char **z) {
   *a = url + scheme_len(url) + 3;

@@ -143,6 +143,10 @@ size_t vd_pct_decode(char *out, const char *s, size_t n);
  * query, then name verbatim), file_url's ?query carried: how a main file's sub-files
  * are found (HDF5 takes names as stored, so they are not encoded). malloc'd. */
 char *vd_url_sibling(const char *file_url, const char *name);
+/* The folder a listing of url gives its keys relative to: url up to its last '/' (a
+ * bucket or container URL without one: itself and '/'; a bare relative name: ""), its
+ * ?query carried. Joined (vd_url_join) with a listed key, it names that object. */
+char *vd_url_list_dir(const char *url);
 /* url with base's ?query carried over (malloc'd): for objects derived from base by
  * others (HDF5 joins a sub-file's name onto the main file's directory itself). Only when
  * url has no query of its own and lies on base's scheme, host and port: a query is a
