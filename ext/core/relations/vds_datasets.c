@@ -15,6 +15,7 @@
 enum { C_DATASET, C_DIMS, C_SAMPLES, C_S0, C_LAYERS = C_S0 + VDS_MAXDIM, C_ERROR, C_URL };
 
 #define PAGE_MAX 5000 /* keys per listing page asked for (S3 gives at most 1000) */
+#define BATCH 256     /* datasets whose documents are fetched together */
 static const char LAYOUT[] = "VolumeDataLayout";
 
 static const vd_colspec cols[] = {
@@ -126,6 +127,34 @@ static vd_code fill(ds_row *r, const char *const urls[2], vd_blob *docs[2], cons
   return VD_OK;
 }
 
+/* Documents of n datasets fetched in one parallel batch (2n requests, max_parallel in
+ * flight) and parsed; batches keep the memory held to BATCH datasets' documents. */
+static vd_code fetch_batch(vd_ctx *ctx, ds_row *rows, int n, vd_err *err) {
+  int n2 = 2 * n;
+  char **urls = calloc((size_t)n2, sizeof *urls);
+  vd_blob **docs = calloc((size_t)n2, sizeof *docs);
+  vd_code *rcs = calloc((size_t)n2, sizeof *rcs);
+  vd_err *errs = calloc((size_t)n2, sizeof *errs);
+  vd_code rc = urls && docs && rcs && errs ? VD_OK : vd_nomem(err);
+  for (int i = 0; !rc && i < n; i++)
+    if (!(urls[2 * i] = vd_url_join(rows[i].dataset, LAYOUT)) ||
+        !(urls[2 * i + 1] = vd_url_join(rows[i].dataset, "LayerStatus")))
+      rc = vd_nomem(err);
+  if (!rc) rc = vd_fetch_docs_each(ctx, (const char *const *)urls, n2, docs, rcs, errs, err);
+  for (int i = 0; !rc && i < n; i++)
+    if (fill(&rows[i], (const char *const *)&urls[2 * i], &docs[2 * i], &rcs[2 * i], &errs[2 * i]))
+      rc = vd_nomem(err);
+  for (int i = 0; i < n2; i++) {
+    if (urls) free(urls[i]);
+    if (docs) vd_blob_unref(docs[i]);
+  }
+  free(urls);
+  free(docs);
+  free(rcs);
+  free(errs);
+  return rc;
+}
+
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   (void)f, (void)nf;
   ds_cur *c = calloc(1, sizeof *c);
@@ -141,28 +170,8 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   }
   char *dir = vd_url_list_dir(url); /* the listing's keys are relative to it */
   vd_code rc = dir ? find(ctx, url, dir, c, err) : vd_nomem(err);
-  int n2 = 2 * c->n;
-  char **urls = rc ? NULL : calloc((size_t)n2 + 1, sizeof *urls);
-  vd_blob **docs = rc ? NULL : calloc((size_t)n2 + 1, sizeof *docs);
-  vd_code *rcs = rc ? NULL : calloc((size_t)n2 + 1, sizeof *rcs);
-  vd_err *errs = rc ? NULL : calloc((size_t)n2 + 1, sizeof *errs);
-  if (!rc && (!urls || !docs || !rcs || !errs)) rc = vd_nomem(err);
-  for (int i = 0; !rc && i < c->n; i++)
-    if (!(urls[2 * i] = vd_url_join(c->rows[i].dataset, LAYOUT)) ||
-        !(urls[2 * i + 1] = vd_url_join(c->rows[i].dataset, "LayerStatus")))
-      rc = vd_nomem(err);
-  if (!rc && n2) rc = vd_fetch_docs_each(ctx, (const char *const *)urls, n2, docs, rcs, errs, err);
-  for (int i = 0; !rc && i < c->n; i++)
-    if (fill(&c->rows[i], (const char *const *)&urls[2 * i], &docs[2 * i], &rcs[2 * i], &errs[2 * i]))
-      rc = vd_nomem(err);
-  for (int i = 0; i < n2; i++) {
-    if (urls) free(urls[i]);
-    if (docs) vd_blob_unref(docs[i]);
-  }
-  free(urls);
-  free(docs);
-  free(rcs);
-  free(errs);
+  for (int b = 0; !rc && b < c->n; b += BATCH)
+    rc = fetch_batch(ctx, c->rows + b, c->n - b < BATCH ? c->n - b : BATCH, err);
   free(dir);
   free(url);
   if (rc) {
