@@ -75,10 +75,11 @@ typedef struct xfer {
   int fretry;          /* ... and it may go away on a retry */
   vd_err ferr;
   char errbuf[CURL_ERROR_SIZE];
-  const vd_http_hook *hook; /* a backend on this transport (S3): maps and signs */
+  const vd_http_hook *hook; /* a backend on this transport (S3, Azure): maps and signs */
   struct curl_slist *hdrs;  /* headers the hook set (live until the next attempt) */
   char ebody[ERR_KEEP + 1]; /* the start of an error answer, for the hook's error code */
   size_t elen;
+  char ecode[80];           /* the hook's error_header in the answer ("" none) */
   const char *method;       /* PUT or DELETE (vd_http_send); NULL: GET, or HEAD with head */
   vd_putreq *put;           /* a PUT's body and conditions */
   size_t upoff;             /* body bytes handed to curl by this attempt */
@@ -383,6 +384,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->clen = -1;
     x->clen_bad = x->have_cr = x->cr_bad = 0;
     x->cr_unsat = -1;
+    x->ecode[0] = 0;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
     return sz * n;
@@ -411,6 +413,9 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
       x->cr_t = t;
     }
     x->have_cr = 1;
+  } else if (x->hook && x->hook->error_header && nl == strlen(x->hook->error_header) &&
+             strncasecmp(line, x->hook->error_header, nl) == 0) {
+    snprintf(x->ecode, sizeof x->ecode, "%.*s", (int)vl, v);
   } else if (nl == 4 && strncasecmp(line, "etag", 4) == 0) {
     snprintf(x->hinfo.etag, sizeof x->hinfo.etag, "%.*s", (int)vl, v);
   } else if (starts(line, nl, "x-amz-meta-", &k) || starts(line, nl, "x-ms-meta-", &k) ||
@@ -554,6 +559,7 @@ static void reset_response(xfer *x) {
   x->errbuf[0] = 0;
   x->elen = 0;
   x->ebody[0] = 0;
+  x->ecode[0] = 0;
 }
 
 static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
@@ -590,8 +596,16 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
   curl_slist_free_all(x->hdrs);
   x->hdrs = NULL;
+  char range[64] = "";
+  if (!x->method && !x->head && r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
+    if (r->len < 0)
+      snprintf(range, sizeof range, "%lld-", (long long)r->off);
+    else
+      snprintf(range, sizeof range, "%lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
+  }
   if (x->hook) { /* the real URL, signing options and headers: after the options above */
-    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET", x->put, &x->hdrs, err);
+    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET",
+                                  range[0] ? range : NULL, x->put, &x->hdrs, err);
     if (rc) return rc;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
   }
@@ -605,12 +619,7 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
   } else if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
-    char range[64];
-    if (r->len < 0)
-      snprintf(range, sizeof range, "%lld-", (long long)r->off);
-    else
-      snprintf(range, sizeof range, "%lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
+  } else if (range[0] && !(x->hook && x->hook->range_header)) {
     curl_easy_setopt(h, CURLOPT_RANGE, range);
   }
   return VD_OK;
@@ -723,10 +732,22 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     return 0;
   }
   char code[80] = ""; /* " (SignatureDoesNotMatch)": the service's own word, when it gives one */
-  if (x->hook && x->hook->error_code && status >= 300 && x->hook->error_code(x->ebody, x->elen, code + 2, sizeof code - 3) == 0) {
+  if (x->hook && x->hook->error_code && status >= 300 &&
+      x->hook->error_code(x->ecode[0] ? x->ecode : NULL, x->ebody, x->elen, code + 2, sizeof code - 3) == 0) {
     code[0] = ' ';
     code[1] = '(';
     strcat(code, ")");
+  }
+  /* a range from the start of an empty object: nothing to read, as a read that ends at
+   * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
+  int empty = status == 416 && !x->head && !x->method && r->off == 0 && x->cr_unsat == 0;
+  if (x->hook && x->hook->answer && status >= 400 && !empty) {
+    char bare[64] = ""; /* the code without the transport's " (...)" */
+    if (code[0]) snprintf(bare, sizeof bare, "%.*s", (int)(strlen(code) - 3), code + 2);
+    const char *m = x->method ? x->method : x->head ? "HEAD" : "GET";
+    r->rc = x->hook->answer(&r->err, url, m, status, bare);
+    if (r->rc && x->attempt && strlen(r->err.msg) + strlen(tries) < sizeof r->err.msg) strcat(r->err.msg, tries);
+    return 1;
   }
   if (status == 404 || status == 410) {
     r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, reason(status), code);
@@ -738,9 +759,6 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     r->rc = VD_OK;
     return 1;
   }
-  /* a range from the start of an empty object: nothing to read, as a read that ends at
-   * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
-  int empty = status == 416 && !x->head && r->off == 0 && x->cr_unsat == 0;
   if (empty) x->hinfo.size = 0;
   if (status != 200 && status != 206 && !empty) {
     r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : status == 412 ? VD_PRECONDITION : VD_IO, "%s: HTTP %ld %s%s%s", url,
@@ -979,6 +997,15 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   if (put) snprintf(put->etag, sizeof put->etag, "%s", r.info.etag);
   vd_objinfo_free(&r.info);
   return VD_OK;
+}
+
+vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook) {
+  xfer x = {0};
+  x.req = r;
+  x.hook = hook;
+  run(ctx, &x, 1);
+  xfer_free(&x);
+  return r->rc;
 }
 
 /* Requests left in flight between calls on the context's multi handle, so that they
