@@ -14,10 +14,11 @@ SELECT key FROM store_objects('@DATA@/survey/Dimensions_012LOD0/') LIMIT 2 OFFSE
 SELECT key FROM store_objects('@DATA@/survey/Dimensions_012LOD0/') WHERE size > 8000 LIMIT 3;
 SELECT count(*), sum(size) FROM store_objects('@DATA@/survey/TraceDim');
 SELECT count(*) FROM store_objects('@DATA@/no/such/prefix/');
-SELECT requests FROM vdsql_stats() WHERE backend IN ('file', 'http') AND requests > 0;
+-- 5 listings (and on S3 3 HEADs: the metadata column of the 3 pages; over http none: refused)
+SELECT requests FROM vdsql_stats() WHERE backend = '@BACKEND@';
 SELECT vdsql_config('stats', 'reset');
 -- (survey_none left out: the harness rewrites "none", its https root in file mode)
 SELECT dataset, dimensionality, samples, samples0, samples1, samples2, samples3, layer_count, error FROM vds_datasets('@DATA@/s') WHERE dataset NOT LIKE '%none';
 SELECT dataset, samples, error FROM vds_datasets('@DATA@/bad_');
 SELECT d.dataset, l.layer FROM vds_datasets('@DATA@/survey_r') d, vds_layers(d.dataset) l WHERE l.lod > 0;
-SELECT requests, cache_hits FROM vdsql_stats() WHERE backend IN ('file', 'http') AND requests > 0;
+SELECT requests, cache_hits FROM vdsql_stats() WHERE backend = '@BACKEND@';
