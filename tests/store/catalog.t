@@ -1,18 +1,19 @@
 #!/usr/bin/python3
-"""Catalog discovery, as TAP: store_objects(url) and vds_datasets(url) on local files and
-on a real S3 server (Ceph radosgw on 127.0.0.1, scripts/radosgw-test-server through
-tests/taplib.py).
+"""Catalog discovery, as TAP: store_objects(url) and vds_datasets(url) on local files, on
+a real S3 server (Ceph radosgw on 127.0.0.1, scripts/radosgw-test-server) and on Azurite
+(scripts/azurite-test-server), both through tests/taplib.py.
 
 A tree of several OpenVDS datasets (tests/gen/mkvds.py), nested prefixes, a malformed
 VolumeDataLayout, a dataset without LayerStatus, a key that only ends in
 "VolumeDataLayout", names with spaces, UTF-8 and '%', and plain objects with user
 metadata. Expected values come from elsewhere: for files os.walk / os.stat / os.getxattr,
 for S3 boto3 (Debian's python3-boto3: uploads, list_objects_v2, head_object) and a
-listing signed by curl --aws-sigv4; datasets' dimensionality, samples and layer counts
+listing signed by curl --aws-sigv4, for Azure the Shared Key client of tests/azclient.py
+(uploads, HEADs, a listing, a container SAS); datasets' dimensionality, samples and layer counts
 from Python's json reading the documents. Request counts are asserted exactly with
 vdsql_stats(), each query in a fresh connection (cold cache): S3 N objects in pages of
 1000 cost ceil(N/1000) listings, plus one HEAD per object only when the metadata column
-is read; a LIMIT sets the page size asked for; vds_datasets costs the listing plus two
+is read (Azure listings carry it: never a HEAD); a LIMIT sets the page size asked for; vds_datasets costs the listing plus two
 GETs per dataset, and a join with vds_layers nothing more.
    env: SO, SQLITE3 (tests/taplib.py), VDSQL_TESTDATA (a ready `mkvds.py tests`
         directory, else generated)"""
@@ -31,10 +32,11 @@ import urllib.parse
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
-from taplib import Radosgw, ok, plan, shell_args  # noqa: E402
+from taplib import Azurite, Radosgw, ok, plan, shell_args  # noqa: E402
 
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-            "AWS_DEFAULT_REGION")
+            "AWS_DEFAULT_REGION", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY",
+            "AZURE_STORAGE_SAS_TOKEN")
 
 
 def q(s):
@@ -301,6 +303,88 @@ def s3_checks(srv, root, exp, tmp):
     ok(rows == [] and not err and st and st[0] == 1, "s3: an empty prefix: no rows, one listing", "%s %s" % (st, err))
 
 
+def az_checks(srv, root, exp, tmp):
+    """The same on Azurite: uploads by tests/azclient.py (Shared Key signed by hand from the
+    spec), expected values from its HEADs; listings carry metadata (include=metadata), so
+    no HEAD is ever sent."""
+    from azclient import Az
+    import email.utils
+    az = Az(srv)
+    C = srv.container
+    env = {"AZURE_STORAGE_CONNECTION_STRING": srv.env["AZURE_STORAGE_CONNECTION_STRING"]}
+    files = walk(root)
+
+    def path(k):
+        return "%s/%s/%s" % (az.base, C, urllib.parse.quote(k))
+
+    def put(k, body, meta):
+        hdrs = {"x-ms-blob-type": "BlockBlob"}
+        hdrs.update({"x-ms-meta-" + m: v for m, v in meta.items()})
+        st, _, text = az("PUT", path(k), headers=hdrs, body=body)
+        if st != 201:
+            raise RuntimeError("%s: HTTP %d %s" % (k, st, text[:200]))
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda k: put("cat/" + k, open(os.path.join(root, k), "rb").read(), files[k][3]), files))
+    N = 5200
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda i: put("many/%05d" % i, b"%d" % i, {}), range(N)))
+
+    def head(k):
+        st, h, _ = az("HEAD", path(k))
+        t = email.utils.parsedate_to_datetime(h["last-modified"]).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (k[4:], int(h["content-length"]), h["etag"], t, {m[10:]: v for m, v in h.items() if m.startswith("x-ms-meta-")})
+    want = [head("cat/" + k) for k in files]
+    S = "az://%s/cat/" % C
+    rows, st, err = run("SELECT * FROM store_objects(%s);" % q(S), env, "az")
+    got = None if rows is None else [(r["key"], r["size"], r["etag"], r["last_modified"], json.loads(r["metadata"])) for r in rows]
+    ok(got == want, "az: store_objects gives every blob (%d) with the size, ETag, Last-Modified and x-ms-meta-* of "
+       "its HEAD (Shared Key client of tests/azclient.py)" % len(want), "%s\n%s\n%s" % (err, (got or [])[:3], want[:3]))
+    ok(st and st[0] == 1, "az: ... metadata included: 1 listing request, no HEAD", st)
+    M = "az://%s/many/" % C
+    keys = ["%05d" % i for i in range(N)]
+    rows, st, err = run("SELECT key, metadata FROM store_objects(%s);" % q(M), env, "az")
+    ok(rows == [{"key": k, "metadata": "{}"} for k in keys] and st and st[0] == math.ceil(N / 5000),
+       "az: %d blobs through NextMarker in ceil(%d/5000) = %d listings" % (N, N, math.ceil(N / 5000)), "%s %s" % (st, err))
+    code, _, body = az("GET", "%s/%s" % (az.base, C), params={"restype": "container", "comp": "list", "include": "metadata",
+                                                             "maxresults": "3", "prefix": "many/"})
+    rows, st, err = run("SELECT key FROM store_objects(%s) LIMIT 3;" % q(M), env, "az")
+    ok(rows == [{"key": k} for k in keys[:3]] and st and st[0] == 1 and code == 200 and st[1] == len(body)
+       and b"<MaxResults>3</MaxResults>" in body,
+       "az: LIMIT 3: 1 listing request asking for 3 blobs (its %s bytes are those of the Shared Key client's "
+       "maxresults=3 listing)" % (st and st[1]), "%s %d %s" % (st, len(body), err))
+
+    def enc(k):
+        return S + urllib.parse.quote(k, safe="/-_.~")
+    rows, st, err = run("SELECT * FROM vds_datasets(%s);" % q(S), env, "az")
+    check_datasets("az", rows or [], exp, enc,
+                   lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
+    n = len(exp)
+    ok(st and st[0] == 1 + 2 * n, "az: vds_datasets: 1 listing + 2 GETs per dataset = %d requests" % (1 + 2 * n), st)
+    good = {k: v for k, v in exp.items() if v}
+    want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
+    rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
+                        % q(S), env, "az")
+    ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want and st and st[0] == 1 + 2 * n,
+       "az: vds_datasets d, vds_layers(d.dataset): every layer (%d) in the same %d requests" % (len(want), 1 + 2 * n),
+       "%s %s" % (st, err))
+    # a read-only container SAS on the URL (the environment's own SAS is not valid): it goes
+    # with the listing, every document and every dataset URL given back, never into an error
+    from azclient import sas_container
+    ro = sas_container(srv, "rl")
+    sas_env = {"AZURE_STORAGE_CONNECTION_STRING": "BlobEndpoint=%s;SharedAccessSignature=%s"
+               % (srv.endpoint, "sv=2021-08-06&sig=bm90LXZhbGlk")}
+    rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
+                        % q(S + "?" + ro), sas_env, "az")
+    got = None if rows is None else sorted((r["dataset"], r["layer"]) for r in rows)
+    rows, _, err2 = run("SELECT error FROM vds_datasets(%s) WHERE error IS NOT NULL;" % q(S + "?" + ro), sas_env, "az")
+    errs = [] if rows is None else [r["error"] for r in rows]
+    err += err2
+    ok(got == sorted((u + "?" + ro, layer) for u, layer in want) and len(errs) == 2
+       and not any("sig=" in e for e in errs) and all("?..." in e for e in errs),
+       "az: a SAS on the prefix URL goes with every request and every dataset URL (the join reads all %d layers); "
+       "errors show it as ?..." % len(want), "%s %s %s" % (err, errs, (got or [])[:2]))
+
+
 def curl_list(srv, tmp, query):
     """A ListObjectsV2 answer fetched by curl --aws-sigv4 (credentials through stdin)."""
     out = os.path.join(tmp, "list.xml")
@@ -325,6 +409,9 @@ def main():
         with Radosgw() as srv:
             if ok(srv.started, "radosgw starts on 127.0.0.1", srv.error):
                 s3_checks(srv, root, exp, tmp)
+        with Azurite() as srv:
+            if ok(srv.started, "azurite starts on 127.0.0.1", srv.error):
+                az_checks(srv, root, exp, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()
