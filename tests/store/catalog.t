@@ -8,13 +8,14 @@ VolumeDataLayout, a dataset without LayerStatus, a key that only ends in
 "VolumeDataLayout", names with spaces, UTF-8 and '%', and plain objects with user
 metadata. Expected values come from elsewhere: for files os.walk / os.stat / os.getxattr,
 for S3 boto3 (Debian's python3-boto3: uploads, list_objects_v2, head_object) and a
-listing signed by curl --aws-sigv4, for Azure the Shared Key client of tests/azclient.py
-(uploads, HEADs, a listing, a container SAS); datasets' dimensionality, samples and layer counts
-from Python's json reading the documents. Request counts are asserted exactly with
-vdsql_stats(), each query in a fresh connection (cold cache): S3 N objects in pages of
-1000 cost ceil(N/1000) listings, plus one HEAD per object only when the metadata column
-is read (Azure listings carry it: never a HEAD); a LIMIT sets the page size asked for; vds_datasets costs the listing plus two
-GETs per dataset, and a join with vds_layers nothing more.
+listing signed by curl --aws-sigv4, for Azure the Shared Key client of
+tests/azclient.py (uploads, HEADs, a listing, a container SAS); datasets'
+dimensionality, samples and layer counts from Python's json reading the documents.
+Request counts are asserted exactly with vdsql_stats(), each query in a fresh connection
+(cold cache): S3 N objects in pages of 1000 cost ceil(N/1000) listings, plus one HEAD per
+object only when the metadata column is read (Azure listings carry it: never a HEAD); a
+LIMIT sets the page size asked for; vds_datasets costs the listing plus two GETs per
+dataset, and a join with vds_layers nothing more.
    env: SO, SQLITE3 (tests/taplib.py), VDSQL_TESTDATA (a ready `mkvds.py tests`
         directory, else generated)"""
 import concurrent.futures
