@@ -21,7 +21,7 @@ typedef struct vd_colspec {
   unsigned flags;
 } vd_colspec;
 
-typedef enum vd_op { VD_OP_EQ = 1, VD_OP_LT, VD_OP_LE, VD_OP_GT, VD_OP_GE, VD_OP_IN } vd_op;
+typedef enum vd_op { VD_OP_EQ = 1, VD_OP_LT, VD_OP_LE, VD_OP_GT, VD_OP_GE, VD_OP_IN, VD_OP_LIMIT, VD_OP_COLS } vd_op;
 
 /* A constraint handed to a cursor. It is a hint: the front end still checks every row,
  * so a cursor may return more rows than match but never fewer. */
@@ -32,9 +32,21 @@ typedef struct vd_filter {
   int nvals;
 } vd_filter;
 
+/* Two more hints, only for relations flagged VD_REL_HINTS, each with col -1 and one
+ * integer value; a relation that ignores them is still right:
+ * - VD_OP_LIMIT: the front end takes at most this many rows (SQL LIMIT plus OFFSET). It
+ *   is given only when nothing else is left for the front end to do before cutting: no
+ *   other constraint than the arguments, no ordering the cursor does not give (SQLite
+ *   3.38+: SQLITE_INDEX_CONSTRAINT_LIMIT/OFFSET; a PostgreSQL foreign scan can pass its
+ *   limit_tuples the same way). The cursor may then ask its source for no more (a
+ *   listing's page size), and may still return more rows.
+ * - VD_OP_COLS: bit c set when column c is read by the statement (bit 63: any column from
+ *   63 on), so a cursor can leave out work for columns nobody reads (SQLite: colUsed). */
+
 /* Relation flags. */
 #define VD_REL_IO 0x1    /* reads files or the network: never from triggers/views of untrusted schemas */
 #define VD_REL_TABLE_ONLY 0x2 /* only as a named table (CREATE VIRTUAL TABLE), not a table-valued function */
+#define VD_REL_HINTS 0x4 /* open gets the VD_OP_LIMIT and VD_OP_COLS hints */
 
 /* Named, writable tables: CREATE VIRTUAL TABLE t USING rel(args...). Scans use the
  * relation's cursor functions on what open returns. Writes happen inside begin ..

@@ -3,7 +3,10 @@
  * unbound (SQLITE_CONSTRAINT, so joins bind it from the left) and hands constraints on
  * VD_COL_PUSH columns to the cursor. Plan encoding: idxNum = bitmask of the arguments
  * present; idxStr = "col:op," per pushed constraint, in argv order after the arguments,
- * op one of = < l(<=) > g(>=) I(IN, all values at once). */
+ * op one of = < l(<=) > g(>=) I(IN, all values at once). Relations with VD_REL_HINTS
+ * also get "U<hex colUsed>;" first and, where the LIMIT can be left to the cursor,
+ * "-1:L," and "-1:O," (LIMIT and OFFSET values in argv), handed over as the VD_OP_COLS
+ * and VD_OP_LIMIT hints of vd_catalog.h. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,9 +167,13 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   int argcon[32], unusable[32];
   for (int k = 0; k < nargs && k < 32; k++) argcon[k] = -1, unusable[k] = 0;
   vd_filter plan[64];
-  int pushcon[64], npush = 0;
+  int pushcon[64], npush = 0, limcon = -1, offcon = -1;
   for (int i = 0; i < info->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (c->op == SQLITE_INDEX_CONSTRAINT_LIMIT || c->op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+      if (c->usable) *(c->op == SQLITE_INDEX_CONSTRAINT_LIMIT ? &limcon : &offcon) = i;
+      continue;
+    }
     if (c->iColumn < 0 || c->iColumn >= r->ncols) continue;
     const vd_colspec *col = &r->cols[c->iColumn];
     if (col->flags & VD_COL_ARG) {
@@ -203,11 +210,29 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     }
   }
   sqlite3_str *s = sqlite3_str_new(NULL);
+  if (r->flags & VD_REL_HINTS) sqlite3_str_appendf(s, "U%llx;", (unsigned long long)info->colUsed);
   for (int p = 0; p < npush; p++) {
     info->aConstraintUsage[pushcon[p]].argvIndex = ++argv;
     if (plan[p].op == VD_OP_IN) sqlite3_vtab_in(info, pushcon[p], 1);
     int opc = plan[p].op == VD_OP_IN ? 'I' : op_of(info->aConstraint[pushcon[p]].op);
     sqlite3_str_appendf(s, "%d:%c,", plan[p].col, opc);
+  }
+  if ((r->flags & VD_REL_HINTS) && limcon >= 0) {
+    /* The cursor may stop early only when SQLite cuts right after it: every other
+     * constraint is an argument it consumes, and the order asked for is its own. */
+    int other = 0;
+    for (int i = 0; i < info->nConstraint; i++)
+      other += i != limcon && i != offcon && !info->aConstraintUsage[i].omit;
+    int ordered = info->nOrderBy == 0 || (r->order_col >= 0 && info->nOrderBy == 1 &&
+                                          info->aOrderBy[0].iColumn == r->order_col && !info->aOrderBy[0].desc);
+    if (!other && ordered) {
+      info->aConstraintUsage[limcon].argvIndex = ++argv;
+      sqlite3_str_appendall(s, "-1:L,");
+      if (offcon >= 0) {
+        info->aConstraintUsage[offcon].argvIndex = ++argv;
+        sqlite3_str_appendall(s, "-1:O,");
+      }
+    }
   }
   info->idxNum = mask;
   info->idxStr = sqlite3_str_finish(s);
@@ -318,11 +343,28 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     }
   }
   vd_value single[64];
-  for (const char *p = idxStr; p && *p && a < argc && nf < 64;) {
+  int64_t limit = -1, offset = 0;
+  const char *p = idxStr;
+  if (p && *p == 'U') { /* the columns the statement reads (VD_REL_HINTS) */
+    single[nf] = vd_int((int64_t)strtoull(p + 1, NULL, 16));
+    f[nf] = (vd_filter){-1, VD_OP_COLS, &single[nf], 1};
+    nf++;
+    p = strchr(p, ';');
+    if (p) p++;
+  }
+  while (p && *p && a < argc && nf < 63) {
     int col = atoi(p);
     const char *colon = strchr(p, ':');
     if (!colon) break;
     int opc = colon[1];
+    if (opc == 'L' || opc == 'O') { /* LIMIT, OFFSET: one hint of the rows taken, below */
+      int64_t x = sqlite3_value_int64(argv[a++]);
+      if (opc == 'L') limit = x;
+      else offset = x > 0 ? x : 0;
+      p = strchr(colon, ',');
+      if (p) p++;
+      continue;
+    }
     f[nf].col = col;
     f[nf].op = vd_op_of(opc);
     if (opc == 'I') {
@@ -338,6 +380,11 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     a++;
     p = strchr(colon, ',');
     if (p) p++;
+  }
+  if (limit >= 0) { /* a negative LIMIT is none */
+    single[nf] = vd_int(limit > INT64_MAX - offset ? INT64_MAX : limit + offset);
+    f[nf] = (vd_filter){-1, VD_OP_LIMIT, &single[nf], 1};
+    nf++;
   }
   vd_err err = {0};
   vd_code vrc = r->open(t->ctx, args, nargs, f, nf, &c->cur, &err);

@@ -15,8 +15,8 @@ names = {(r["name"], r["kind"] == "function") for r in listed}
 # what SQLite has registered beyond a bare shell's own modules and functions
 mods = {r["name"] for r in query("SELECT name FROM pragma_module_list;")}
 fns = {r["name"] for r in query("SELECT name FROM pragma_function_list WHERE builtin = 0;")}
-ours_mods = {m for m in mods if m.startswith(("vds_", "lindi_", "tar_", "vtkhdf_", "vdsql_"))}
-ours_fns = {f for f in fns if f.startswith(("vds_", "lindi_", "tar_", "vtkhdf_", "vdsql_"))}
+ours_mods = {m for m in mods if m.startswith(("vds_", "lindi_", "tar_", "vtkhdf_", "vdsql_", "store_"))}
+ours_fns = {f for f in fns if f.startswith(("vds_", "lindi_", "tar_", "vtkhdf_", "vdsql_", "store_"))}
 rel_names = {n for n, fn in names if not fn}
 fn_names = {n for n, fn in names if fn}
 ok(ours_mods == rel_names, "every module vdsql registers is listed by vdsql_relations() and no other",

@@ -1,7 +1,8 @@
 /* URLs derived from a dataset URL keep its ?query (presigned / SAS): vd_url_join (a key
  * under a base), vd_url_sibling (a name next to a file), vd_url_carry_query (a URL HDF5
- * composed) and the VTKHDF driver's vh_vfd_derived, which also puts back a name HDF5
- * joined after a '/' inside the query. A query never goes to another server, and local
+ * composed), vd_url_list_dir (the folder a listing's keys are relative to) and the
+ * VTKHDF driver's vh_vfd_derived, which also puts back a name HDF5 joined after a '/'
+ * inside the query. A query never goes to another server, and local
  * paths keep '?' as a byte of the name. Expected strings are written out by hand. */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,12 @@ int main(void) {
   is(vd_url_sibling("http://h/d/main.vtkhdf?c=a/b", "sub/p.vtkhdf"), "http://h/d/sub/p.vtkhdf?c=a/b",
      "sibling: the directory ends before the query");
   is(vd_url_sibling("https://h/main.vtkhdf", "p.vtkhdf"), "https://h/p.vtkhdf", "sibling: no query, none added");
+  is(vd_url_list_dir("https://h/vds/nor?sig=1"), "https://h/vds/?sig=1", "list dir: up to the last '/', query carried");
+  is(vd_url_list_dir("s3://b"), "s3://b/", "list dir: a bare bucket is its root");
+  is(vd_url_list_dir("https://h?sig=1"), "https://h/?sig=1", "list dir: a bare host with a query");
+  is(vd_url_list_dir("s3://b/"), "s3://b/", "list dir: a bucket's root as given");
+  is(vd_url_list_dir("/data/t/su"), "/data/t/", "list dir: a local path");
+  is(vd_url_list_dir("north_sea"), "", "list dir: a bare relative name: the current folder, empty");
   is(vd_url_carry_query("http://u:p@h:81/d/m?sig=1", "http://u:p@h:81/d/p"), "http://u:p@h:81/d/p?sig=1",
      "carry: same server");
   is(vd_url_carry_query("http://h/d/m?sig=1", "http://other/d/p"), "http://other/d/p", "carry: never to another host");

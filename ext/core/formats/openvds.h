@@ -102,6 +102,13 @@ void vds_layers_free(vds_layer *layers, int n);
 /* Dataset = layout + status fetched (through the cache) under a base URL. */
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err);
 void vds_close(vds_dataset *ds);
+/* What vds_open does with the two documents once fetched (ds zeroed; url not set), for
+ * callers that fetch many datasets' documents at once; where: their redacted URLs. */
+vd_code vds_parse_docs(const vd_blob *layout, const vd_blob *status, const char *lwhere, const char *swhere,
+                       vds_dataset *ds, vd_err *err);
+/* The one wording of a dataset whose VolumeDataLayout or LayerStatus could not be fetched
+ * (rc VD_NOTFOUND: "<url>: not an OpenVDS dataset: ..." before err's message). */
+vd_code vds_not_dataset(const char *url, vd_code rc, vd_err *err);
 vd_code vds_find_layer(const vds_dataset *ds, const char *name, const vds_layer **out, vd_err *err);
 char *vds_page_key(const vds_layer *l, int64_t page);   /* "<layer>/ChunkMetadata/<n>", NULL if -1 */
 int64_t vds_page_stored(const vds_layer *l, int64_t page); /* stored name, -1 if absent */

@@ -7,6 +7,24 @@
 #include "../store/store.h"
 #include "openvds.h"
 
+vd_code vds_parse_docs(const vd_blob *layout, const vd_blob *status, const char *lwhere, const char *swhere,
+                       vds_dataset *ds, vd_err *err) {
+  vd_code rc = vds_parse_layout((const char *)layout->data, layout->len, lwhere, &ds->layout, err);
+  if (!rc)
+    rc = vds_parse_status((const char *)status->data, status->len, swhere, &ds->layout, &ds->nlayers, &ds->layers,
+                          err);
+  return rc;
+}
+
+vd_code vds_not_dataset(const char *url, vd_code rc, vd_err *err) {
+  if (rc == VD_NOTFOUND) { /* say what the folder is not, not only which file is missing */
+    char base[600];
+    vd_url_redact(url, base, sizeof base);
+    vd_err_prefix(err, "%s: not an OpenVDS dataset", base);
+  }
+  return rc;
+}
+
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
   *out = NULL;
   if (!*url) return vd_fail(err, VD_INVALID, "empty dataset URL");
@@ -22,17 +40,10 @@ vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
   vd_url_redact(urls[0], where[0], sizeof where[0]);
   vd_url_redact(urls[1], where[1], sizeof where[1]);
   if ((rc = vd_fetch_docs(ctx, (const char *const *)urls, 2, docs, err))) {
-    if (rc == VD_NOTFOUND) { /* say what the folder is not, not only which file is missing */
-      char base[600];
-      vd_url_redact(url, base, sizeof base);
-      vd_err_prefix(err, "%s: not an OpenVDS dataset", base);
-    }
+    vds_not_dataset(url, rc, err);
     goto fail;
   }
-  if ((rc = vds_parse_layout((const char *)docs[0]->data, docs[0]->len, where[0], &ds->layout, err))) goto fail;
-  if ((rc = vds_parse_status((const char *)docs[1]->data, docs[1]->len, where[1], &ds->layout, &ds->nlayers,
-                             &ds->layers, err)))
-    goto fail;
+  if ((rc = vds_parse_docs(docs[0], docs[1], where[0], where[1], ds, err))) goto fail;
   vd_blob_unref(docs[0]);
   vd_blob_unref(docs[1]);
   free(urls[0]);

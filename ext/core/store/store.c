@@ -201,6 +201,14 @@ char *vd_url_sibling(const char *file_url, const char *name) {
   return build(file_url, dn, "", name, 0, q);
 }
 
+char *vd_url_list_dir(const char *url) {
+  const char *q = carries_query(url) ? strchr(url, '?') : NULL;
+  size_t n = q ? (size_t)(q - url) : strlen(url), sl = scheme_len(url);
+  if (sl && !memchr(url + sl + 3, '/', n - sl - 3)) /* "s3://bucket": the bucket's root */
+    return build(url, n, "/", "", 0, q);
+  return vd_url_sibling(url, "");
+}
+
 /* The authority (userinfo, host, port) of a URL with a scheme: [*a, *z). */
 static void authority(const char *url, const char **a, const char **z) {
   *a = url + scheme_len(url) + 3;
@@ -482,7 +490,12 @@ vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out
   return vd_fetch_docs_opt(ctx, urls, n, out, 1, err);
 }
 
-vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err) {
+/* Both forms of fetching many documents: with rcs, each one's own outcome (rcs[i],
+ * errs[i]) and what was fetched kept; without, all-or-nothing. */
+static vd_code fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_code *rcs,
+                          vd_err *errs, vd_err *err) {
+  if (rcs)
+    for (int i = 0; i < n; i++) rcs[i] = VD_OK;
   vd_getreq *reqs = calloc(n ? n : 1, sizeof *reqs);
   int *slot = malloc((n ? n : 1) * sizeof *slot);
   if (!reqs || !slot) {
@@ -512,6 +525,9 @@ vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob *
         out[slot[k]] = b;
         if (cache && ctx->cfg.cache_ttl > 0) vd_cache_put(ctx->cache, urls[slot[k]], b, ctx->cfg.cache_size);
       }
+    } else if (rcs) {
+      rcs[slot[k]] = reqs[k].rc;
+      errs[slot[k]] = reqs[k].err;
     } else if (!rc) {
       rc = reqs[k].rc;
       *err = reqs[k].err;
@@ -519,7 +535,7 @@ vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob *
     vd_buf_free(&reqs[k].body);
     vd_objinfo_free(&reqs[k].info);
   }
-  if (rc)
+  if (rc && !rcs)
     for (int i = 0; i < n; i++) {
       vd_blob_unref(out[i]);
       out[i] = NULL;
@@ -527,6 +543,15 @@ vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob *
   free(reqs);
   free(slot);
   return rc;
+}
+
+vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err) {
+  return fetch_docs(ctx, urls, n, out, cache, NULL, NULL, err);
+}
+
+vd_code vd_fetch_docs_each(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_code *rcs, vd_err *errs,
+                           vd_err *err) {
+  return fetch_docs(ctx, urls, n, out, 1, rcs, errs, err);
 }
 
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err) {

@@ -102,6 +102,10 @@ int vd_store_on_http(const char *url);
 vd_code vd_fetch_doc(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
 /* The same for many at once; all-or-nothing: on failure every out[i] is NULL. */
 vd_code vd_fetch_docs(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_err *err);
+/* The same, each document on its own: out[i] NULL where it failed, with rcs[i] and
+ * errs[i] saying why; the return value is only an out-of-memory of the whole. */
+vd_code vd_fetch_docs_each(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, vd_code *rcs, vd_err *errs,
+                           vd_err *err);
 /* With cache = 0 fresh cached copies are still used but what is fetched is not kept. */
 vd_code vd_fetch_docs_opt(vd_ctx *ctx, const char *const *urls, int n, vd_blob **out, int cache, vd_err *err);
 /* A byte range through the cache, under a caller-chosen key (a short read at the end
@@ -148,6 +152,10 @@ size_t vd_pct_decode(char *out, const char *s, size_t n);
  * query, then name verbatim), file_url's ?query carried: how a main file's sub-files
  * are found (HDF5 takes names as stored, so they are not encoded). malloc'd. */
 char *vd_url_sibling(const char *file_url, const char *name);
+/* The folder a listing of url gives its keys relative to: url up to its last '/' (a
+ * bucket or container URL without one: itself and '/'; a bare relative name: ""), its
+ * ?query carried. Joined (vd_url_join) with a listed key, it names that object. */
+char *vd_url_list_dir(const char *url);
 /* url with base's ?query carried over (malloc'd): for objects derived from base by
  * others (HDF5 joins a sub-file's name onto the main file's directory itself). Only when
  * url has no query of its own and lies on base's scheme, host and port: a query is a
