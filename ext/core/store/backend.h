@@ -60,6 +60,9 @@ typedef struct vd_http_hook {
    * transport's wording ("HTTP 403 Forbidden (Code)", 404 VD_NOTFOUND, 412
    * VD_PRECONDITION). */
   vd_code (*answer)(vd_err *err, const char *where, const char *method, long status, const char *code);
+  /* The backend's own refusals of a put before any request (metadata names the service
+   * or this libcurl cannot carry), naming where; NULL: none. */
+  vd_code (*check_put)(const vd_putreq *p, const char *where, vd_err *err);
 } vd_http_hook;
 
 typedef struct vd_backend_ops {
@@ -99,10 +102,12 @@ vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, v
 vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
 /* Many PUTs through the transport at once (max_parallel in flight); each its own rc/err. */
 void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs);
-/* The same after check (the backend's own refusals, e.g. of metadata names) passed each
- * put, and its cached copy is dropped: what a backend's put_many is made of. */
-void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs,
-                              vd_code (*check)(const vd_putreq *, const char *, vd_err *));
+/* The put, put_many and del of a backend on the transport (s3://, az://): the url's
+ * hook's check_put passes each put first, and the cached copy of what is written or
+ * deleted is dropped. */
+vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, vd_err *err);
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
+vd_code vd_http_del(vd_ctx *ctx, const char *url, vd_err *err);
 /* One GET of r->url, a real http(s) URL that a backend built itself (an Azure listing,
  * whose query is the service's), through that backend's hook: prepare gets r->url as it
  * is and only signs it. */

@@ -152,7 +152,8 @@ static vd_code answer(vd_err *err, const char *where, const char *method, long s
   return vd_az_fail(err, where, status, code);
 }
 
-static const vd_http_hook az_hook = {VD_BE_AZ, prepare, 1, "x-ms-error-code", error_code, answer};
+static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err);
+static const vd_http_hook az_hook = {VD_BE_AZ, prepare, 1, "x-ms-error-code", error_code, answer, check_meta};
 
 /* Metadata goes into headers (x-ms-meta-<name>): Azure takes names that are C#
  * identifiers (letters, digits, '_', not starting with a digit) and ASCII values
@@ -202,24 +203,6 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
                        "digit); rename one", where, p->meta[j].key, k);
   }
   return VD_OK;
-}
-
-static vd_code az_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
-  char where[600];
-  vd_url_redact(p->url, where, sizeof where);
-  vd_code rc = check_meta(p, where, err);
-  if (rc) return rc;
-  vd_store_invalidate(ctx, p->url);
-  return vd_http_send(ctx, "PUT", p->url, p, err);
-}
-
-static void az_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
-  vd_http_put_many_checked(ctx, p, n, rc, errs, check_meta);
-}
-
-static vd_code az_del(vd_ctx *ctx, const char *url, vd_err *err) {
-  vd_store_invalidate(ctx, url);
-  return vd_http_send(ctx, "DELETE", url, NULL, err);
 }
 
 /* One List Blobs page: the blobs whose names start with the URL's (decoded) name,
@@ -297,4 +280,4 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
 }
 
 const vd_backend_ops vd_az_ops = {VD_BE_AZ, "az", VD_CAP_LIST | VD_CAP_WRITE | VD_CAP_QUERY, vd_http_get_many, vd_http_head,
-                                  az_put, az_list, az_del, &az_hook, az_put_many};
+                                  vd_http_put_one, az_list, vd_http_del, &az_hook, vd_http_put_many_checked};

@@ -1050,8 +1050,27 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err 
   free(xs);
 }
 
-void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs,
-                              vd_code (*check)(const vd_putreq *, const char *, vd_err *)) {
+/* The hook's refusal of a put, before any request. */
+static vd_code check_put(const vd_putreq *p, const char *where, vd_err *err) {
+  const vd_http_hook *hook = vd_backend_of(p->url)->hook;
+  return hook && hook->check_put ? hook->check_put(p, where, err) : VD_OK;
+}
+
+vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
+  char where[600];
+  vd_url_redact(p->url, where, sizeof where);
+  vd_code rc = check_put(p, where, err);
+  if (rc) return rc;
+  vd_store_invalidate(ctx, p->url);
+  return vd_http_send(ctx, "PUT", p->url, p, err);
+}
+
+vd_code vd_http_del(vd_ctx *ctx, const char *url, vd_err *err) {
+  vd_store_invalidate(ctx, url);
+  return vd_http_send(ctx, "DELETE", url, NULL, err);
+}
+
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
   vd_putreq **ok = malloc((n ? n : 1) * sizeof *ok);
   int *at = malloc((n ? n : 1) * sizeof *at), m = 0;
   if (!ok || !at) {
@@ -1063,7 +1082,7 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
   for (int i = 0; i < n; i++) { /* what the backend's put refuses is refused here, without a request */
     char where[600];
     vd_url_redact(p[i]->url, where, sizeof where);
-    if ((rc[i] = check(p[i], where, &errs[i]))) continue;
+    if ((rc[i] = check_put(p[i], where, &errs[i]))) continue;
     vd_store_invalidate(ctx, p[i]->url);
     at[m] = i;
     ok[m++] = p[i];

@@ -197,7 +197,8 @@ static int error_code(const char *hdr, const char *body, size_t len, char *out, 
   return o ? 0 : -1;
 }
 
-static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL};
+static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err);
+static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL, check_meta};
 
 /* "2026-11-24T14:00:00.000Z" -> seconds; 0 when it does not parse. */
 static int64_t iso_time(const char *s) {
@@ -360,24 +361,7 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
   return VD_OK;
 }
 
-static vd_code s3_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
-  char where[600];
-  vd_url_redact(p->url, where, sizeof where);
-  vd_code rc = check_meta(p, where, err);
-  if (rc) return rc;
-  vd_store_invalidate(ctx, p->url);
-  return vd_http_send(ctx, "PUT", p->url, p, err);
-}
-
-static void s3_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
-  vd_http_put_many_checked(ctx, p, n, rc, errs, check_meta);
-}
-
-static vd_code s3_del(vd_ctx *ctx, const char *url, vd_err *err) {
-  vd_store_invalidate(ctx, url);
-  /* S3 answers 204 for a missing key too; a 404 is a missing bucket, an error */
-  return vd_http_send(ctx, "DELETE", url, NULL, err);
-}
-
-const vd_backend_ops vd_s3_ops = {VD_BE_S3, "s3", VD_CAP_LIST | VD_CAP_WRITE, vd_http_get_many, vd_http_head, s3_put, s3_list,
-                                  s3_del, &s3_hook, s3_put_many};
+/* A DELETE of a missing key is answered 204 like any other; a 404 is a missing bucket,
+ * an error. */
+const vd_backend_ops vd_s3_ops = {VD_BE_S3, "s3", VD_CAP_LIST | VD_CAP_WRITE, vd_http_get_many, vd_http_head, vd_http_put_one, s3_list,
+                                  vd_http_del, &s3_hook, vd_http_put_many_checked};
