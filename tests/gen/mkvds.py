@@ -13,6 +13,7 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
   mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
   mkvds.py audit DIR           two layers (8-byte entries; wavelet, 28-byte) with every audit verdict
                                made on purpose; prints what vds_audit must say, as JSON (see build_audit)
+  mkvds.py many N DIR          one layer of N chunks, each with a small object whose metadata matches
   mkvds.py dump DIR            reads a dataset back (LayerStatus and every stored page) as JSON,
                                for tests of vdsql's writes: an independent decoding of the pages
 """
@@ -560,6 +561,30 @@ def build_audit(root):
     return exp
 
 
+def build_many(n, root, body=64):
+    """One layer of n chunks (a row of 32-sample bricks), every one written, each with a
+    small chunk object (body bytes, not decodable samples: audits never read bodies)
+    whose vdschunkmetadata matches its page entry: an audit says ok n times."""
+    w = Writer(root, Layout([32 * n, 32, 32], brick=32, neg=0, pos=0), seed=5)
+    name = "Dimensions_012LOD0"
+    page_size = 1024
+    entries = bytearray(((n - 1) // page_size + 1) * page_size * 8)
+    for c in range(n):
+        h = w.random_hash()
+        entries[c * 8:c * 8 + 8] = struct.pack("<Q", h)
+        w.put("%s/%d" % (name, c), bytes([c & 255]) * body, b64(struct.pack("<Q", h)))
+    npages = len(entries) // (page_size * 8)
+    for p in range(npages):
+        w.put("%s/ChunkMetadata/%d" % (name, p), bytes(entries[p * page_size * 8:(p + 1) * page_size * 8]))
+    w.layers.append({"adaptiveLevelSizes": [0] * 16, "channelName": "Amplitude", "compressionMethod": "None",
+                     "compressionTolerance": 0.0, "dimensionGroup": "Dimensions_012", "layerName": name, "lod": 0,
+                     "produceStatus": "Normal", "hasChunkMetadataPages": True, "chunkCount": n,
+                     "chunkMetadataPageSize": page_size, "chunkMetadataByteSize": 8,
+                     "uncompressedSize": n * 32 * 32 * 32 * 4, "pageDirectory": list(range(npages)),
+                     "validChunkCount": n, "serializedSize": n * body})
+    w.finish()
+
+
 def dump(root):
     """{layer: {"status": its LayerStatus object, "pages": {page: byte length},
     "entries": {chunk: [hash as 16 hex digits (JSON numbers are doubles), object size or
@@ -600,6 +625,8 @@ def main(argv):
         build_holes(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "demo":
         build_survey(argv[2], page_size=1024)
+    elif len(argv) >= 4 and argv[1] == "many":
+        build_many(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "audit":
         json.dump(build_audit(argv[2]), sys.stdout, sort_keys=True)
     elif len(argv) >= 3 and argv[1] == "dump":
