@@ -215,7 +215,7 @@ def local_file_checks(tmp, exp, root):
     ok(rc == 0 and sets and sets[0] == want, "vds_levels: %d rows, bytes by section 4's rule computed here "
        "(e.g. %s)" % (len(want), want[1] if want else None), err or sets)
     sets, err, rc = run("SELECT * FROM vds_levels(%s, %s);" % (q(root), q(L0)))
-    ok(rc != 0 and "layer %s is not wavelet-compressed (compression None): it has no adaptive levels" % L0 in err,
+    ok(rc != 0 and "%s: layer %s is not wavelet-compressed (compression None): it has no adaptive levels" % (root, L0) in err,
        "vds_levels of a layer without levels: a clear error", err)
     # vds_chunk_bytes: the prefix, with one range GET after the page
     with open(os.path.join(root, L1, "0"), "rb") as f:
@@ -233,11 +233,15 @@ def local_file_checks(tmp, exp, root):
                 os.path.getsize(os.path.join(root, "LayerStatus")) + page + n}
         ok(st == want, "vds_chunk_bytes(chunk 0%s): 2 documents, the page, ONE range GET of %d bytes" % (arg, n),
            "got %s want %s" % (st, want))
-    for args, msg in (("5, 99", "chunk 5 has no adaptive level 99"), ("1, 1", "chunk 1 has no adaptive level 1"),
-                      ("7", "chunk 7 has no object (its page entry says constant)"),
-                      ("9", "chunk 9 has no object (its page entry says unwritten)")):
+    for args, msg in (("5, 99", "%s/%s/5: no adaptive level 99" % (root, L1)),
+                      ("1, 1", "%s/%s/1: no adaptive level 1" % (root, L1)),
+                      ("7", "%s/%s/7: no object to read (its page entry says constant)" % (root, L1)),
+                      ("9", "%s/%s/9: no object to read (its page entry says unwritten)" % (root, L1))):
         sets, err, rc = run("SELECT vds_chunk_bytes(%s, %s, %s);" % (q(root), q(L1), args))
         ok(rc != 0 and msg in err, "vds_chunk_bytes(%s): %s" % (args, msg), err)
+    sets, err, rc = run("SELECT vds_chunk_bytes(%s, %s, 2);" % (q(root), q(L1)))
+    ok(rc != 0 and "%s/%s/2: 4000 bytes, but its page entry says the object holds 5000" % (root, L1) in err,
+       "vds_chunk_bytes of an object shorter than its entry says: a clear error", err)
     sets, err, rc = run("SELECT vds_chunk_bytes(%s, %s, 5);" % (q(root), q(L1)))
     ok(rc != 0 and "no such file" in err.lower() and "%s/5" % L1 in err, "vds_chunk_bytes of a missing object: the "
        "store's error naming it", err)

@@ -83,6 +83,6 @@ vd_code vds_repair(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64
 int64_t vds_level_bytes(uint32_t object_size, const unsigned char levels[16], int level);
 /* VD_OK for a layer with adaptive levels (28-byte page entries), else the one error
  * saying it has none. */
-vd_code vds_need_wavelet(const vds_layer *l, vd_err *err);
+vd_code vds_need_wavelet(const vds_dataset *ds, const vds_layer *l, vd_err *err);
 
 #endif

@@ -3,6 +3,7 @@
  * (tests/fuzz/fuzz_chunkmeta.c). */
 #include <stdlib.h>
 
+#include "../store/store.h"
 #include "../util/base64.h"
 #include "openvds_objects.h"
 
@@ -37,10 +38,12 @@ int64_t vds_level_bytes(uint32_t object_size, const unsigned char levels[16], in
   return n;
 }
 
-vd_code vds_need_wavelet(const vds_layer *l, vd_err *err) {
+vd_code vds_need_wavelet(const vds_dataset *ds, const vds_layer *l, vd_err *err) {
   if (l->has_pages && l->entry_size == 28) return VD_OK;
+  char where[600];
+  vd_url_redact(ds->url, where, sizeof where);
   return vd_fail(err, VD_INVALID,
-                 "layer %s is not wavelet-compressed (compression %s): it has no adaptive levels (they are in "
+                 "%s: layer %s is not wavelet-compressed (compression %s): it has no adaptive levels (they are in "
                  "28-byte page entries)",
-                 l->name, l->compression ? l->compression : "unknown");
+                 where, l->name, l->compression ? l->compression : "unknown");
 }

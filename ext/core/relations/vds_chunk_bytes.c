@@ -22,29 +22,22 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   const vds_layer *l = c->layer;
   vds_pages *pl = NULL;
   vds_entry e;
-  char key[400], *url = NULL;
-  if (!(rc = vds_need_wavelet(l, err)) && !(rc = vds_pages_open(ctx, c->ds, l, &pl, err)))
+  char key[400], *url = NULL, where[600] = "";
+  snprintf(key, sizeof key, "%s/%lld", l->name, (long long)chunk);
+  if (!(url = vd_url_join(c->ds->url, key))) rc = vd_nomem(err);
+  else vd_url_redact(url, where, sizeof where);
+  if (!rc && !(rc = vds_need_wavelet(c->ds, l, err)) && !(rc = vds_pages_open(ctx, c->ds, l, &pl, err)))
     rc = vds_pages_entry(pl, chunk, &e, NULL, err);
   int64_t n = -1;
   if (!rc && e.status != VDS_S_DATA)
-    rc = vd_fail(err, VD_INVALID, "layer %s chunk %lld has no object (its page entry says %s)", l->name,
-                 (long long)chunk, e.status == VDS_S_UNWRITTEN ? "unwritten" : "constant");
+    rc = vd_fail(err, VD_INVALID, "%s: no object to read (its page entry says %s)", where,
+                 e.status == VDS_S_UNWRITTEN ? "unwritten" : "constant");
   if (!rc && (n = vds_level_bytes(e.object_size, e.levels, (int)(level < -1 || level > 15 ? 99 : level))) < 0)
-    rc = vd_fail(err, VD_INVALID, "layer %s chunk %lld has no adaptive level %lld (levels: -1 for the whole object, "
-                 "then 0 up to the first zero level byte)", l->name, (long long)chunk, (long long)level);
-  if (!rc) {
-    snprintf(key, sizeof key, "%s/%lld", l->name, (long long)chunk);
-    if (!(url = vd_url_join(c->ds->url, key))) rc = vd_nomem(err);
-  }
+    rc = vd_fail(err, VD_INVALID, "%s: no adaptive level %lld (levels: -1 for the whole object, then 0 up to the "
+                 "first zero level byte)", where, (long long)level);
   vd_buf b = {0};
-  if (!rc && n > ctx->cfg.max_alloc) {
-    char where[600];
-    vd_url_redact(url, where, sizeof where);
-    rc = vd_fail_max_alloc(err, where, n, ctx->cfg.max_alloc);
-  }
+  if (!rc && n > ctx->cfg.max_alloc) rc = vd_fail_max_alloc(err, where, n, ctx->cfg.max_alloc);
   if (!rc && n > 0 && !(rc = vd_get(ctx, url, 0, n, &b, NULL, err)) && (int64_t)b.len != n) {
-    char where[600];
-    vd_url_redact(url, where, sizeof where);
     rc = vd_fail(err, VD_INVALID, "%s: %zu bytes, but its page entry says the object holds %u (level %lld needs %lld)",
                  where, b.len, e.object_size, (long long)level, (long long)n);
   }

@@ -52,7 +52,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   if (rc || !k->c->layer) return rc;
   const vds_layer *l = k->c->layer;
   k->chunk = l->chunk_count;
-  if ((rc = vds_need_wavelet(l, err)) || (rc = vds_pages_open(ctx, k->c->ds, l, &k->pages, err))) return rc;
+  if ((rc = vds_need_wavelet(k->c->ds, l, err)) || (rc = vds_pages_open(ctx, k->c->ds, l, &k->pages, err))) return rc;
   vds_pages_scan(k->pages, every_page, k, l->page_count - 1, 0);
   return seek(k, 0, err);
 }
