@@ -43,3 +43,24 @@ def upload_s3(client, bucket, prefix, root, threads=16):
     with concurrent.futures.ThreadPoolExecutor(threads) as ex:
         list(ex.map(one, todo))
     return len(todo)
+
+
+def upload_az(conn_str, container, prefix, root, threads=16):
+    """The same to Azure Blob (azure-storage-blob, Debian's python3-azure-storage-blob):
+    block blobs with their metadata. Azure takes only identifier-like metadata names, so
+    the legacy VDS-Chunk-Metadata key (hyphens) goes up as vdschunkmetadata, same value.
+    Returns the number uploaded."""
+    from azure.storage.blob import BlobServiceClient
+    cc = BlobServiceClient.from_connection_string(conn_str).get_container_client(container)
+    todo = files(root)
+
+    def one(t):
+        p, k, meta = t
+        with open(p, "rb") as f:
+            cc.upload_blob(prefix + k, f.read(), overwrite=True,
+                           metadata={("vdschunkmetadata" if m.lower() == "vds-chunk-metadata" else m): v
+                                     for m, v in meta.items()})
+
+    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+        list(ex.map(one, todo))
+    return len(todo)
