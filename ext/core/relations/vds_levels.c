@@ -59,7 +59,7 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
 
 static int eof(void *cur) {
   levels_cur *k = cur;
-  return !k->c->layer || k->chunk >= k->c->layer->chunk_count;
+  return !k->c || !k->c->layer || k->chunk >= k->c->layer->chunk_count;
 }
 
 static vd_code next(void *cur, vd_err *err) {
