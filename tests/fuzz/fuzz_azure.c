@@ -54,10 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vd_az_settings st = {cs, NULL, NULL, NULL, 0};
     vd_az_cred c;
     if (vd_az_cred_parse(&st, &c, &err) == VD_OK) {
-      if (vd_az_blob_url(&c, az, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
-      free(u);
-      if (vd_az_list_url(&c, az, az, 5, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
-      free(u);
+      for (int dec = 0; dec < 2; dec++) { /* names literal (a driver's) and decoded (the backend's) */
+        if (vd_az_blob_url(&c, az, dec, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
+        free(u);
+        u = NULL;
+        if (vd_az_list_url(&c, az, dec, az, 5, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
+        free(u);
+        u = NULL;
+      }
     } else if (c.keylen) {
       abort(); /* a refused credential leaves no key behind */
     }

@@ -142,7 +142,7 @@ def checks(srv, tmp):
     ok(r["status"] == 206 and r["body"] == BODY[20:], "Get Blob with x-ms-range bytes=20- (a canonicalized header) is 206", r)
     r = az("-H", "Range: bytes=100-200", "GET", c + "obj/a.bin")
     ok(r["status"] == 416 and r["error_code"] == "InvalidRange"
-       and r["error"] == "%sobj/a.bin: Azure Blob answered 416 InvalidRange" % c,
+       and r["error"] == "%sobj/a.bin: HTTP 416 Range Not Satisfiable (InvalidRange)" % c,
        "a range past the end: 416, code InvalidRange in vdsql's one wording", r.get("error"))
     r = az("HEAD", c + "obj/a.bin")
     ok(r["status"] == 200 and r["headers"].get("content-length") == "23" and r["headers"].get("x-ms-meta-vdschunkmetadata") == "AAAAAAAAAAA=",
@@ -161,7 +161,7 @@ def checks(srv, tmp):
 
     # -- conditional Put Blob
     r = az("-H", "If-None-Match: *", "PUT", c + "obj/a.bin", body=b"other")
-    ok(r["status"] == 409 and r["error_code"] == "BlobAlreadyExists" and "answered 409 BlobAlreadyExists" in r["error"],
+    ok(r["status"] == 409 and r["error_code"] == "BlobAlreadyExists" and "HTTP 409 Conflict (BlobAlreadyExists)" in r["error"],
        "If-None-Match: * over an existing blob: 409 BlobAlreadyExists", r.get("error"))
     r = az("-H", 'If-Match: "0x1"', "PUT", c + "obj/a.bin", body=b"other")
     ok(r["status"] == 412 and r["error_code"] == "ConditionNotMet", "If-Match with a stale ETag: 412 ConditionNotMet", r.get("error"))
@@ -210,7 +210,7 @@ def checks(srv, tmp):
     SECRETS.append(wrong)
     bad = srv.env["AZURE_STORAGE_CONNECTION_STRING"].replace(srv.key, wrong)
     r = az("GET", c + "obj/a.bin", env={"AZURE_STORAGE_CONNECTION_STRING": bad})
-    ok(r["status"] == 403 and r["error_code"] == "AuthorizationFailure" and r["error"] == "%sobj/a.bin: Azure Blob answered 403 AuthorizationFailure" % c,
+    ok(r["status"] == 403 and r["error_code"] == "AuthorizationFailure" and r["error"] == "%sobj/a.bin: HTTP 403 Forbidden (AuthorizationFailure)" % c,
        "a wrong key: 403 AuthorizationFailure in one wording (no key in any output)", r.get("error"))
     r = az("PUT", c + "obj/forged.bin", body=b"x", env={"AZURE_STORAGE_CONNECTION_STRING": bad})
     code, h, data = curl(base + "obj/forged.bin?" + ro)
@@ -236,7 +236,7 @@ def checks(srv, tmp):
     ok(r["status"] == 403 and r["error_code"] == "AuthorizationPermissionMismatch",
        "a read-only SAS cannot put: 403 AuthorizationPermissionMismatch", r.get("error"))
     r = az("GET", c + "sas/a.bin?" + ro.replace("sig=", "sig=AAAA"), env=sas_env)
-    ok(r["status"] == 403 and r["error_code"] == "AuthorizationFailure" and r["error"].endswith("sas/a.bin?...: Azure Blob answered 403 AuthorizationFailure"),
+    ok(r["status"] == 403 and r["error_code"] == "AuthorizationFailure" and r["error"].endswith("sas/a.bin?...: HTTP 403 Forbidden (AuthorizationFailure)"),
        "a query on the az:// URL replaces the configured SAS (a tampered one: 403 AuthorizationFailure; the error shows no query)", r.get("error"))
 
     # -- Delete Blob

@@ -1,7 +1,9 @@
 /* A command line over the store interface (vd_list, vd_head, vd_get), for the object
  * store suites (tests/store/s3.t): what no SQL relation exposes yet (listings) is
  * checked against an independent client this way. Settings from the environment.
- *   storetool list URL PAGE   every page: "page N", then "key<TAB>size<TAB>etag"
+ *   storetool list URL PAGE   every page: "page N", then "key<TAB>size<TAB>etag", each
+ *                             followed by "meta<TAB>key<TAB>value" lines when the listing
+ *                             gives metadata (Azure)
  *   storetool head URL        "size<TAB>etag", then "meta<TAB>key<TAB>value" lines
  *   storetool get URL [OFF LEN]  the bytes to stdout
  *   storetool put URL [--if-match ETAG | --if-none-match] [KEY=VALUE...] < body
@@ -39,7 +41,11 @@ int main(int argc, char **argv) {
         break;
       }
       printf("page %d\n", page);
-      for (int i = 0; i < l.n; i++) printf("%s\t%lld\t%s\n", l.ent[i].key, (long long)l.ent[i].info.size, l.ent[i].info.etag);
+      for (int i = 0; i < l.n; i++) {
+        printf("%s\t%lld\t%s\n", l.ent[i].key, (long long)l.ent[i].info.size, l.ent[i].info.etag);
+        for (int k = 0; l.ent[i].has_meta && k < l.ent[i].info.nmeta; k++) /* listings that give it (Azure) */
+          printf("meta\t%s\t%s\n", l.ent[i].info.meta[k].key, l.ent[i].info.meta[k].value);
+      }
       free(token);
       token = l.next ? strdup(l.next) : NULL;
       vd_listing_free(&l);
@@ -60,7 +66,7 @@ int main(int argc, char **argv) {
     if (vd_get(ctx, url, argc > 4 ? atoll(argv[3]) : 0, argc > 4 ? atoll(argv[4]) : -1, &b, NULL, &err)) {
       rc = fail(&err);
     } else {
-      fwrite(b.data, 1, b.len, stdout);
+      if (b.len) fwrite(b.data, 1, b.len, stdout); /* data is NULL when empty */
       vd_buf_free(&b);
     }
   } else if (strcmp(argv[1], "put") == 0) {

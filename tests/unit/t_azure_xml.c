@@ -124,12 +124,13 @@ int main(void) {
   code_is(NULL, "<Other><Code>X</Code></Other>", "");
 
   rc = vd_az_fail(&err, "az://c/k", 403, "AuthorizationFailure");
-  ok(rc == VD_IO && strcmp(err.msg, "az://c/k: Azure Blob answered 403 AuthorizationFailure") == 0, "403: %s", err.msg);
+  ok(rc == VD_IO && strcmp(err.msg, "az://c/k: HTTP 403 Forbidden (AuthorizationFailure)") == 0, "403: %s", err.msg);
   ok(vd_az_fail(&err, "az://c/k", 404, "BlobNotFound") == VD_NOTFOUND, "404 is VD_NOTFOUND");
   ok(vd_az_fail(&err, "az://c/k", 409, "BlobAlreadyExists") == VD_PRECONDITION, "409 BlobAlreadyExists is VD_PRECONDITION");
   ok(vd_az_fail(&err, "az://c/k", 412, "ConditionNotMet") == VD_PRECONDITION, "412 is VD_PRECONDITION");
   ok(vd_az_fail(&err, "az://c/k", 409, "ContainerBeingDeleted") == VD_IO, "another 409 is VD_IO");
+  ok(vd_az_fail(&err, "az://c/k", 416, "InvalidRange") == VD_INVALID, "416 is VD_INVALID (a range past the end, as over http)");
   vd_az_fail(&err, "az://c/k", 500, "");
-  ok(strcmp(err.msg, "az://c/k: Azure Blob answered 500") == 0, "no code: %s", err.msg);
+  ok(strcmp(err.msg, "az://c/k: HTTP 500 Internal Server Error") == 0, "no code: %s", err.msg);
   return done_testing();
 }

@@ -279,11 +279,41 @@ nomem:
   return vd_nomem(err);
 }
 
-vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, char **out, vd_err *err) {
+static vd_code blob_url(const vd_az_cred *c, const char *az_url, const az_parts *pp, char **out, vd_err *err);
+
+/* With decode, p's key is replaced by its percent-decoded copy in *buf (malloc'd, the
+ * caller frees it): the store's URLs are URLs (vd_url_join encodes names). */
+static vd_code decode_key(const char *az_url, az_parts *p, char **buf, vd_err *err) {
+  *buf = NULL;
+  if (!p->keyl) return VD_OK;
+  if (!(*buf = malloc(p->keyl + 1))) return vd_nomem(err);
+  size_t dl = vd_pct_decode(*buf, p->key, p->keyl);
+  for (size_t i = 0; i < dl; i++)
+    if ((unsigned char)(*buf)[i] < 0x20 || (*buf)[i] == 0x7f) {
+      char where[600];
+      vd_url_redact(az_url, where, sizeof where);
+      free(*buf);
+      *buf = NULL;
+      return vd_fail(err, VD_INVALID, "%s: the blob name has a control character", where);
+    }
+  p->key = *buf;
+  p->keyl = dl;
+  return VD_OK;
+}
+
+vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, int decode, char **out, vd_err *err) {
   az_parts p;
+  char *dec = NULL;
   *out = NULL;
   vd_code rc = split_az(az_url, &p, err);
-  if (rc) return rc;
+  if (!rc && decode) rc = decode_key(az_url, &p, &dec, err);
+  if (!rc) rc = blob_url(c, az_url, &p, out, err);
+  free(dec);
+  return rc;
+}
+
+static vd_code blob_url(const vd_az_cred *c, const char *az_url, const az_parts *pp, char **out, vd_err *err) {
+  az_parts p = *pp;
   /* "." and ".." segments are resolved away by HTTP clients and servers (RFC 3986 5.2.4),
    * so such a blob would be another one, or none: refused rather than renamed */
   for (const char *s = p.key, *e = p.key + p.keyl; s < e;) {
@@ -305,10 +335,13 @@ vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, char **out, vd_e
   return finish_url(c, &p, &b, 0, out, err);
 }
 
-vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, const char *marker, int maxresults, char **out, vd_err *err) {
+vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, const char *marker, int maxresults,
+                       char **out, vd_err *err) {
   az_parts p;
+  char *dec = NULL;
   *out = NULL;
   vd_code rc = split_az(az_url, &p, err);
+  if (!rc && decode) rc = decode_key(az_url, &p, &dec, err);
   if (rc) return rc;
   vd_buf b = {0};
   char mr[32];
@@ -320,7 +353,9 @@ vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, const char *mark
       (marker && *marker && (vd_buf_append(&b, "&marker=", 8) || append_enc(&b, marker, strlen(marker), 0))) ||
       (maxresults > 0 && vd_buf_append(&b, mr, strlen(mr)))) {
     vd_buf_free(&b);
+    free(dec);
     return vd_nomem(err);
   }
+  free(dec);
   return finish_url(c, &p, &b, 1, out, err);
 }

@@ -38,13 +38,14 @@ vd_code vd_az_cred_load(const vd_config *cfg, vd_az_cred *out, vd_err *err);
 void vd_az_cred_clear(vd_az_cred *c);
 
 /* az://container/key[?query] -> the blob's URL: endpoint/container/encoded-key, then the
- * URL's own query or else the credentials' SAS. The key is taken literally (no
- * percent-decoding) and every byte but A-Z a-z 0-9 - . _ ~ / is percent-encoded. An
+ * URL's own query or else the credentials' SAS. The key is percent-decoded once with
+ * decode (the store's URLs: vd_url_join encodes names), else taken literally (a test
+ * driver's names); then every byte but A-Z a-z 0-9 - . _ ~ / is percent-encoded. An
  * empty key gives the container's URL. *out is malloc'd. */
-vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, char **out, vd_err *err);
+vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, int decode, char **out, vd_err *err);
 /* The List Blobs URL for az://container/prefix: include=metadata, the marker when not
- * NULL, maxresults when > 0; query values encoded; SAS appended. */
-vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, const char *marker, int maxresults, char **out,
-                       vd_err *err);
+ * NULL, maxresults when > 0; query values encoded; SAS appended. decode: as above. */
+vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, const char *marker, int maxresults,
+                       char **out, vd_err *err);
 
 #endif

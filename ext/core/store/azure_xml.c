@@ -2,7 +2,7 @@
  * bounded reader of xml_min.h (why not libxml2: there). */
 #include "azure_xml.h"
 #include "xml_min.h"
-#include "store.h"
+#include "backend.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -140,6 +140,9 @@ void vd_az_error_code(const char *header, const char *body, size_t len, char out
 vd_code vd_az_fail(vd_err *err, const char *where, long status, const char *code) {
   vd_code c = status == 404 ? VD_NOTFOUND
               : status == 412 || (status == 409 && code && strcmp(code, "BlobAlreadyExists") == 0) ? VD_PRECONDITION
-                                                                                                   : VD_IO;
-  return vd_fail(err, c, "%s: Azure Blob answered %ld%s%s", where, status, code && *code ? " " : "", code ? code : "");
+              : status == 416 ? VD_INVALID /* as the http transport says it: a range past the end */
+                              : VD_IO;
+  const char *why = vd_http_reason(status);
+  return vd_fail(err, c, "%s: HTTP %ld%s%s%s%s%s", where, status, *why ? " " : "", why, code && *code ? " (" : "",
+                 code && *code ? code : "", code && *code ? ")" : "");
 }

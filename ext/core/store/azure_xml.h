@@ -30,9 +30,11 @@ void vd_az_list_free(vd_az_list *l);
  * <AuthenticationErrorDetail>: those quote the signature and the string-to-sign. */
 void vd_az_error_code(const char *header, const char *body, size_t len, char out[64]);
 
-/* The one wording of a failed request: "<where>: Azure Blob answered <status> <code>";
+/* The one wording of a failed request, the same as every http-based backend's
+ * ("<where>: HTTP <status> <reason> (<code>)", backend.h);
  * 404 is VD_NOTFOUND, 412 and 409 BlobAlreadyExists (a create-only put over an existing
- * blob) VD_PRECONDITION, any other VD_IO. */
+ * blob) VD_PRECONDITION, 416 (a range past the end) VD_INVALID as for http, any other
+ * VD_IO. */
 vd_code vd_az_fail(vd_err *err, const char *where, long status, const char *code);
 
 #endif

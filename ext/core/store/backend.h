@@ -40,12 +40,26 @@ typedef struct vd_http_hook {
   vd_backend_id id; /* the row of vdsql_stats() */
   /* On the curl easy handle h (already set up for method on url): the real URL, the
    * signing options and headers; headers go in *hdrs (the transport owns and frees
-   * them). Errors name url redacted, never a credential. */
-  vd_code (*prepare)(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const vd_putreq *put,
-                     vd_curl_slist **hdrs, vd_err *err);
-  /* The service's error code in the start of an error answer's body (S3's <Code>),
-   * into out (n bytes); 0 when found. NULL: none. */
-  int (*error_code)(const char *body, size_t len, char *out, size_t n);
+   * them). range: the bytes a GET asks for ("a-b" or "a-"), NULL for the whole object;
+   * the transport sets it as CURLOPT_RANGE unless range_header (then prepare sends it
+   * as a header of its own: Shared Key signs the Range header). Errors name url
+   * redacted, never a credential. */
+  vd_code (*prepare)(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const char *range,
+                     const vd_putreq *put, vd_curl_slist **hdrs, vd_err *err);
+  int range_header;
+  /* The response header carrying the service's error code (Azure's x-ms-error-code:
+   * HEAD answers have no body to hold it); NULL: none. */
+  const char *error_header;
+  /* The service's error code, from that header's value (hdr, NULL when absent) or the
+   * start of an error answer's body (S3's <Code>), into out (n bytes); 0 when found.
+   * NULL: none. */
+  int (*error_code)(const char *hdr, const char *body, size_t len, char *out, size_t n);
+  /* The backend's own reading of a final error answer (status >= 400, retries done):
+   * its code and its one wording, naming where (the redacted URL). VD_OK: the answer
+   * means success for this method (Azure: DELETE of a missing blob). NULL: the
+   * transport's wording ("HTTP 403 Forbidden (Code)", 404 VD_NOTFOUND, 412
+   * VD_PRECONDITION). */
+  vd_code (*answer)(vd_err *err, const char *where, const char *method, long status, const char *code);
 } vd_http_hook;
 
 typedef struct vd_backend_ops {
@@ -66,7 +80,7 @@ typedef struct vd_backend_ops {
 /* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
 const vd_backend_ops *vd_backend_of(const char *url);
 
-extern const vd_backend_ops vd_file_ops, vd_http_ops, vd_s3_ops;
+extern const vd_backend_ops vd_file_ops, vd_http_ops, vd_s3_ops, vd_az_ops;
 
 /* The file backend's pieces (store_file*.c). */
 struct stat;
@@ -80,6 +94,15 @@ vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, v
  * through the http transport and url's backend hook: any 2xx is success, 412 is
  * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
 vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
+/* One GET of r->url, a real http(s) URL that a backend built itself (an Azure listing,
+ * whose query is the service's), through that backend's hook: prepare gets r->url as it
+ * is and only signs it. */
+vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook);
+
+/* The reason phrase of an HTTP status ("Not Found"), "" for one it does not know: every
+ * failed answer of an http-based backend is worded "<url>: HTTP <status> <reason>[ (<the
+ * service's code>)]", whichever backend words it. */
+const char *vd_http_reason(long status);
 
 /* One ListObjectsV2 answer into out (store_s3.c; fuzzed): keys relative to dir. */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,

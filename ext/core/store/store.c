@@ -60,7 +60,7 @@ static size_t scheme_len(const char *url) {
 
 static int has_scheme(const char *url) { return scheme_len(url) > 0; }
 
-/* The one place where a scheme picks a backend (S3 and Azure join here). */
+/* The one place where a scheme picks a backend. */
 static const struct {
   const char *scheme;
   const vd_backend_ops *ops;
@@ -69,6 +69,7 @@ static const struct {
     {"http", &vd_http_ops},
     {"https", &vd_http_ops},
     {"s3", &vd_s3_ops},
+    {"az", &vd_az_ops},
 };
 
 const vd_backend_ops *vd_backend_of(const char *url) {
@@ -321,7 +322,7 @@ vd_code vd_url_check(const char *url, vd_err *err) {
   if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
     return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
   if (vd_backend_of(url)) return VD_OK;
-  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http://, https:// or s3://)", where);
+  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http://, https://, s3:// or az://)", where);
 }
 
 vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap) {

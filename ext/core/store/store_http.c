@@ -62,6 +62,7 @@ typedef struct xfer {
   int have_cr, cr_bad; /* Content-Range present / unparsable */
   int64_t cr_a, cr_b, cr_t; /* bytes a-b/t; t = -1 for '*' */
   int64_t cr_unsat;    /* a 416's Content-Range total ("bytes", a star, "/t"), -1 none */
+  int64_t cr_at_end;   /* t of "bytes t-(t-1)/t" (Azurite's 206 for a range that starts at the end), -1 none */
   vd_objinfo hinfo;
   /* the body */
   int discard;         /* error or redirect body: counted, dropped */
@@ -75,10 +76,11 @@ typedef struct xfer {
   int fretry;          /* ... and it may go away on a retry */
   vd_err ferr;
   char errbuf[CURL_ERROR_SIZE];
-  const vd_http_hook *hook; /* a backend on this transport (S3): maps and signs */
+  const vd_http_hook *hook; /* a backend on this transport (S3, Azure): maps and signs */
   struct curl_slist *hdrs;  /* headers the hook set (live until the next attempt) */
   char ebody[ERR_KEEP + 1]; /* the start of an error answer, for the hook's error code */
   size_t elen;
+  char ecode[80];           /* the hook's error_header in the answer ("" none) */
   const char *method;       /* PUT or DELETE (vd_http_send); NULL: GET, or HEAD with head */
   vd_putreq *put;           /* a PUT's body and conditions */
   size_t upoff;             /* body bytes handed to curl by this attempt */
@@ -192,6 +194,17 @@ static int parse_range(const char *v, size_t n, int64_t *a, int64_t *b, int64_t 
   return 0;
 }
 
+/* "bytes t-(t-1)/t": what Azurite answers (206, no body) to a range that starts at the
+ * end of a blob, where HTTP servers and Azure itself answer 416. */
+static int64_t at_end_range(const char *v, size_t n) {
+  const char *end = v + n;
+  if (n < 6 || strncasecmp(v, "bytes ", 6) != 0) return -1;
+  const char *p = v + 6, *dash = memchr(p, '-', (size_t)(end - p)), *slash = memchr(p, '/', (size_t)(end - p));
+  if (!dash || !slash || slash < dash) return -1;
+  int64_t a = decimal(p, dash), b = decimal(dash + 1, slash), t = decimal(slash + 1, end);
+  return a > 0 && t == a && b == a - 1 ? t : -1;
+}
+
 /* The header block of a final response ended: check it against the request and set
  * how the body is taken. 0 to go on, -1 to abort (x->frc says why). */
 static int headers_done(xfer *x) {
@@ -259,6 +272,11 @@ static int headers_done(xfer *x) {
   /* 206 */
   if (!x->have_cr) {
     fault(x, VD_IO, 0, "HTTP 206 without a Content-Range header (asked for %s)", want);
+    return -1;
+  }
+  if (x->cr_bad && x->cr_at_end >= 0 && x->cr_at_end == r->off) { /* nothing there: what a 416 says */
+    fault(x, VD_INVALID, 0, "HTTP 206 with an empty Content-Range at the end of the object (%lld bytes): nothing there "
+          "(asked for %s)", (long long)x->cr_at_end, want);
     return -1;
   }
   if (x->cr_bad) {
@@ -383,6 +401,8 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->clen = -1;
     x->clen_bad = x->have_cr = x->cr_bad = 0;
     x->cr_unsat = -1;
+    x->cr_at_end = -1;
+    x->ecode[0] = 0;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
     return sz * n;
@@ -403,14 +423,19 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   } else if (nl == 13 && strncasecmp(line, "content-range", 13) == 0) {
     int64_t a, b, t;
     if (!x->have_cr && vl > 8 && !strncasecmp(v, "bytes */", 8)) x->cr_unsat = decimal(v + 8, v + vl);
-    if (x->have_cr || parse_range(v, vl, &a, &b, &t))
+    if (x->have_cr || parse_range(v, vl, &a, &b, &t)) {
       x->cr_bad = 1;
+      if (!x->have_cr) x->cr_at_end = at_end_range(v, vl);
+    }
     else {
       x->cr_a = a;
       x->cr_b = b;
       x->cr_t = t;
     }
     x->have_cr = 1;
+  } else if (x->hook && x->hook->error_header && nl == strlen(x->hook->error_header) &&
+             strncasecmp(line, x->hook->error_header, nl) == 0) {
+    snprintf(x->ecode, sizeof x->ecode, "%.*s", (int)vl, v);
   } else if (nl == 4 && strncasecmp(line, "etag", 4) == 0) {
     snprintf(x->hinfo.etag, sizeof x->hinfo.etag, "%.*s", (int)vl, v);
   } else if (starts(line, nl, "x-amz-meta-", &k) || starts(line, nl, "x-ms-meta-", &k) ||
@@ -430,7 +455,7 @@ static int retryable(CURLcode cc, long status) {
          cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_PARTIAL_FILE;
 }
 
-static const char *reason(long s) {
+const char *vd_http_reason(long s) {
   switch (s) {
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
@@ -541,6 +566,7 @@ static void reset_response(xfer *x) {
   x->clen = -1;
   x->clen_bad = x->have_cr = x->cr_bad = 0;
   x->cr_unsat = -1;
+  x->cr_at_end = -1;
   x->discard = 0;
   x->received = 0;
   x->skip = 0;
@@ -554,6 +580,7 @@ static void reset_response(xfer *x) {
   x->errbuf[0] = 0;
   x->elen = 0;
   x->ebody[0] = 0;
+  x->ecode[0] = 0;
 }
 
 static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
@@ -590,8 +617,16 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
   curl_slist_free_all(x->hdrs);
   x->hdrs = NULL;
+  char range[64] = "";
+  if (!x->method && !x->head && r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
+    if (r->len < 0)
+      snprintf(range, sizeof range, "%lld-", (long long)r->off);
+    else
+      snprintf(range, sizeof range, "%lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
+  }
   if (x->hook) { /* the real URL, signing options and headers: after the options above */
-    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET", x->put, &x->hdrs, err);
+    vd_code rc = x->hook->prepare(ctx, h, r->url, x->method ? x->method : x->head ? "HEAD" : "GET",
+                                  range[0] ? range : NULL, x->put, &x->hdrs, err);
     if (rc) return rc;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
   }
@@ -605,12 +640,7 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
   } else if (x->head) {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  } else if (r->len != 0 && (r->off > 0 || r->len > 0)) { /* len 0 (info only): no range to ask for */
-    char range[64];
-    if (r->len < 0)
-      snprintf(range, sizeof range, "%lld-", (long long)r->off);
-    else
-      snprintf(range, sizeof range, "%lld-%lld", (long long)r->off, (long long)(r->off + r->len - 1));
+  } else if (range[0] && !(x->hook && x->hook->range_header)) {
     curl_easy_setopt(h, CURLOPT_RANGE, range);
   }
   return VD_OK;
@@ -723,13 +753,25 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     return 0;
   }
   char code[80] = ""; /* " (SignatureDoesNotMatch)": the service's own word, when it gives one */
-  if (x->hook && x->hook->error_code && status >= 300 && x->hook->error_code(x->ebody, x->elen, code + 2, sizeof code - 3) == 0) {
+  if (x->hook && x->hook->error_code && status >= 300 &&
+      x->hook->error_code(x->ecode[0] ? x->ecode : NULL, x->ebody, x->elen, code + 2, sizeof code - 3) == 0) {
     code[0] = ' ';
     code[1] = '(';
     strcat(code, ")");
   }
+  /* a range from the start of an empty object: nothing to read, as a read that ends at
+   * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
+  int empty = status == 416 && !x->head && !x->method && r->off == 0 && x->cr_unsat == 0;
+  if (x->hook && x->hook->answer && status >= 400 && !empty) {
+    char bare[64] = ""; /* the code without the transport's " (...)" */
+    if (code[0]) snprintf(bare, sizeof bare, "%.*s", (int)(strlen(code) - 3), code + 2);
+    const char *m = x->method ? x->method : x->head ? "HEAD" : "GET";
+    r->rc = x->hook->answer(&r->err, url, m, status, bare);
+    if (r->rc && x->attempt && strlen(r->err.msg) + strlen(tries) < sizeof r->err.msg) strcat(r->err.msg, tries);
+    return 1;
+  }
   if (status == 404 || status == 410) {
-    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, reason(status), code);
+    r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, vd_http_reason(status), code);
     return 1;
   }
   if (x->method && status >= 200 && status < 300) { /* a PUT or DELETE done: its etag is the answer */
@@ -738,13 +780,10 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     r->rc = VD_OK;
     return 1;
   }
-  /* a range from the start of an empty object: nothing to read, as a read that ends at
-   * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
-  int empty = status == 416 && !x->head && r->off == 0 && x->cr_unsat == 0;
   if (empty) x->hinfo.size = 0;
   if (status != 200 && status != 206 && !empty) {
     r->rc = vd_fail(&r->err, status == 416 ? VD_INVALID : status == 412 ? VD_PRECONDITION : VD_IO, "%s: HTTP %ld %s%s%s", url,
-                    status, reason(status), code, tries);
+                    status, vd_http_reason(status), code, tries);
     return 1;
   }
   if (!x->head && status == 200 && x->hinfo.size < 0 && !x->stop_ok)
@@ -979,6 +1018,15 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   if (put) snprintf(put->etag, sizeof put->etag, "%s", r.info.etag);
   vd_objinfo_free(&r.info);
   return VD_OK;
+}
+
+vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook) {
+  xfer x = {0};
+  x.req = r;
+  x.hook = hook;
+  run(ctx, &x, 1);
+  xfer_free(&x);
+  return r->rc;
 }
 
 /* Requests left in flight between calls on the context's multi handle, so that they

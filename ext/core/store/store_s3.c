@@ -145,9 +145,10 @@ static int put_headers(struct curl_slist **l, const vd_putreq *p) {
   return 0;
 }
 
-static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const vd_putreq *put,
-                       vd_curl_slist **hdrs, vd_err *err) {
+static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *method, const char *range,
+                       const vd_putreq *put, vd_curl_slist **hdrs, vd_err *err) {
   (void)method;
+  (void)range; /* CURLOPT_RANGE: SigV4 as curl computes it does not sign Range */
   creds c;
   creds_of(ctx, &c);
   char where[600];
@@ -183,7 +184,8 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *met
 
 /* <Error><Code>SignatureDoesNotMatch</Code>...: only letters, digits and dots are
  * kept, so the message holds the code and nothing a server chose to echo. */
-static int error_code(const char *body, size_t len, char *out, size_t n) {
+static int error_code(const char *hdr, const char *body, size_t len, char *out, size_t n) {
+  (void)hdr;
   if (!len) return -1;
   vd_xml *root = vd_xml_parse(body, len);
   vd_xml *c = vd_xml_is(root, "Error") ? vd_xml_child(root, "Code") : NULL;
@@ -195,7 +197,7 @@ static int error_code(const char *body, size_t len, char *out, size_t n) {
   return o ? 0 : -1;
 }
 
-static const vd_http_hook s3_hook = {VD_BE_S3, prepare, error_code};
+static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL};
 
 /* "2026-11-24T14:00:00.000Z" -> seconds; 0 when it does not parse. */
 static int64_t iso_time(const char *s) {

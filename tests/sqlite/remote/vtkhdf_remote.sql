@@ -1,4 +1,4 @@
--- VTKHDF over http: HDF5 reads through vdsql's store (a read-only HDF5 file driver over
+-- VTKHDF on a remote store (http, s3, az): HDF5 reads through vdsql's store (a read-only HDF5 file driver over
 -- range requests with a block cache), sub-files behind virtual datasets and external
 -- links included; every request shows in vdsql_stats. Same rows as on local files.
 .mode list
@@ -7,11 +7,11 @@ SELECT block, step, partition, n_points, n_cells, point_offset, offsets_offset, 
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ug3.vtkhdf');
 -- a single file under vtkhdf_prefix (1 MiB): one range read, whose answer is the whole file and says its
 -- size (no HEAD)
-SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';
+SELECT requests, bytes FROM vdsql_stats() WHERE backend = '@BACKEND@';
 SELECT block, step, partition, n_points, n_cells, point_offset, offsets_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_partitions.vtkhdf');
 -- and one per file of a layout: the main file and its three part files (4 more)
-SELECT requests, bytes FROM vdsql_stats() WHERE backend = 'http';
+SELECT requests, bytes FROM vdsql_stats() WHERE backend = '@BACKEND@';
 SELECT block, step, partition, n_points, n_cells, point_offset, cell_offset, source_file, status
   FROM vtkhdf_partitions('@DATA@/vtkhdf/ext_composite.vtkhdf');
 SELECT step, time, partition, n_points, n_cells, point_offset, cell_offset, connectivity_offset, offsets_offset, source_file
