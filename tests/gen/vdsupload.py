@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Uploads a dataset directory made by mkvds.py to an object store with the services'
-own SDKs (boto3 for S3; azure-storage-blob when present), user metadata taken from the
+"""Uploads a dataset directory made by mkvds.py to an object store with clients that are
+not vdsql (boto3 for S3; tests/azclient.py for Azure), user metadata taken from the
 files' user.* extended attributes, as OpenVDS writes it (x-amz-meta-<key>, blob
 metadata <key>). Many small objects go up through a thread pool. Used by the audit
 tests and bench/vds_audit: an upload path independent of vdsql's store."""
@@ -45,21 +45,30 @@ def upload_s3(client, bucket, prefix, root, threads=16):
     return len(todo)
 
 
-def upload_az(conn_str, container, prefix, root, threads=16):
-    """The same to Azure Blob (azure-storage-blob, Debian's python3-azure-storage-blob):
-    block blobs with their metadata. Azure takes only identifier-like metadata names, so
-    the legacy VDS-Chunk-Metadata key (hyphens) goes up as vdschunkmetadata, same value.
-    Returns the number uploaded."""
-    from azure.storage.blob import BlobServiceClient
-    cc = BlobServiceClient.from_connection_string(conn_str).get_container_client(container)
+
+def upload_az(srv, prefix, root, threads=16):
+    """The same to Azure Blob (srv: a taplib.Azurite), through tests/azclient.py (Shared
+    Key signed by hand with Python's hmac: no Azure SDK is among the project's deps):
+    block blobs with x-ms-meta-* headers. Azure takes only identifier-like metadata
+    names, so the legacy VDS-Chunk-Metadata key (hyphens) goes up as vdschunkmetadata,
+    same value. Returns the number uploaded; raises on a failed upload."""
+    import sys
+    import urllib.parse
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from azclient import Az
+    az = Az(srv)
+    base = "/%s/%s/" % (srv.account, srv.container)
     todo = files(root)
 
     def one(t):
         p, k, meta = t
+        h = {"x-ms-blob-type": "BlockBlob"}
+        h.update({"x-ms-meta-" + ("vdschunkmetadata" if m.lower() == "vds-chunk-metadata" else m): v
+                  for m, v in meta.items()})
         with open(p, "rb") as f:
-            cc.upload_blob(prefix + k, f.read(), overwrite=True,
-                           metadata={("vdschunkmetadata" if m.lower() == "vds-chunk-metadata" else m): v
-                                     for m, v in meta.items()})
+            code = az("PUT", base + urllib.parse.quote(prefix + k), headers=h, body=f.read())[0]
+        if code != 201:
+            raise RuntimeError("PUT %s: HTTP %d" % (prefix + k, code))
 
     with concurrent.futures.ThreadPoolExecutor(threads) as ex:
         list(ex.map(one, todo))

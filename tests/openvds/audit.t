@@ -1,20 +1,22 @@
 #!/usr/bin/python3
 """vds_objects, vds_audit, vds_repair, vds_levels and vds_chunk_bytes, as TAP, on local
-files and on S3 (Ceph radosgw on 127.0.0.1, tests/taplib.py).
+files, on S3 (Ceph radosgw on 127.0.0.1) and on Azure Blob (Azurite on 127.0.0.1).
 
 The dataset (tests/gen/mkvds.py audit) is built with every verdict made on purpose: the
 generator says, from the fault it put in each chunk, what the audit must report and
 what a repair must write (shared/spec/openvds.md sections 4 and 5); vdsql's rows are
-compared with that. The S3 copy is uploaded with boto3 (metadata as x-amz-meta-*), and
-repaired pages are read back with boto3 and decoded here. Request counts are exact
-(vdsql_stats): documents + listing pages + stored pages (+ one HEAD per chunk object on
-S3, whose listings carry no metadata). vds_levels against the level rule computed here;
+compared with that. The S3 copy is uploaded with boto3 (metadata as x-amz-meta-*), the
+Azure copy with tests/azclient.py (x-ms-meta-*), and repaired pages are read back with
+those clients and decoded here. Request counts are exact (vdsql_stats): documents +
+listing pages + stored pages (+ one HEAD per chunk object on S3, whose listings carry no
+metadata; none on Azure, whose listings do). vds_levels against the level rule computed here;
 vds_chunk_bytes against the object's bytes, with one range GET. A repair over http is
 refused and writes nothing. Progress lines on stderr: their shape, their rate, the
 final line.
    env: SO, SQLITE3 (tests/taplib.py)"""
 import base64
 import json
+import math
 import os
 import re
 import shutil
@@ -350,6 +352,58 @@ def s3_checks(tmp, exp, root):
            % (len(lines), secs), err[-800:])
 
 
+def az_checks(tmp, exp, root):
+    """The same on Azure Blob (Azurite): listings carry the metadata, so no HEAD at all."""
+    import urllib.parse
+    import vdsupload
+    from azclient import Az
+    from taplib import Azurite
+    with Azurite() as srv:
+        if not ok(srv.started, "Azurite starts on 127.0.0.1", srv.error):
+            return
+        env = {"AZURE_STORAGE_CONNECTION_STRING": srv.env["AZURE_STORAGE_CONNECTION_STRING"]}
+        n = vdsupload.upload_az(srv, "audit/", root)
+        ok(n > 40, "the independent client (tests/azclient.py) uploads the dataset (%d blobs, x-ms-meta-*)" % n)
+        url = "az://%s/audit" % srv.container
+        audit_checks("az", url, exp, root, env, "az", heads=False)
+        az, base = Az(srv), "/%s/%s/audit/" % (srv.account, srv.container)
+
+        def get(key):
+            code, _, body = az("GET", base + urllib.parse.quote(key))
+            if code != 200:
+                raise RuntimeError("GET %s: HTTP %d" % (key, code))
+            return body
+
+        def read_page(layer, name):
+            return get("%s/ChunkMetadata/%d" % (layer, name))
+
+        def read_status():
+            return json.loads(get("LayerStatus"))
+        sets, err, rc = run(RESET + "SELECT hex(vds_chunk_bytes(%s, %s, 0, 0)) AS b;\n%s" % (q(url), q(L1),
+                                                                                          STATS % "az"), env)
+        want = get("%s/0" % L1)[:2000 * 200 // 255].hex().upper()
+        ok(rc == 0 and sets[1][0]["b"] == want and sets[2][0]["requests"] == 4,
+           "az: vds_chunk_bytes(chunk 0, level 0): the prefix; 2 documents, the page, one range GET",
+           err or sets[2:])
+        repair_checks("az", url, exp, env, read_page, read_status)
+        # many objects: the listing alone (pages of 5,000 with metadata), no HEAD
+        many = os.path.join(tmp, "many")
+        N = 1500
+        if not os.path.exists(many):
+            subprocess.run([sys.executable, MKVDS, "many", str(N), many], check=True)
+        vdsupload.upload_az(srv, "many/", many)
+        murl = "az://%s/many" % srv.container
+        sets, err, rc = run(RESET + "SELECT verdict, count(*) AS n FROM vds_audit(%s, %s) GROUP BY 1;\n%s" % (
+            q(murl), q(L0), STATS % "az"), env)
+        ok(rc == 0 and sets[1] == [{"verdict": "ok", "n": N}], "az: %d objects audited ok" % N, err[-500:])
+        pages = (N - 1) // 1024 + 1
+        want_req = 2 + 1 + pages
+        got = sets[2][0]["requests"] if rc == 0 else None
+        ok(got == want_req and got - pages <= math.ceil(N / 5000) + 2,
+           "az: %d requests: 2 documents, ONE listing page (metadata included), %d stored pages, no HEAD "
+           "(without the pages: at most ceil(N/5000) + 2)" % (want_req, pages), got)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-audit.")
     try:
@@ -362,6 +416,7 @@ def main():
         local_file_checks(tmp, exp, root)
         http_refusal(tmp, root)
         s3_checks(tmp, exp, root)
+        az_checks(tmp, exp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return plan()
