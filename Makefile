@@ -134,6 +134,7 @@ bench: deps
 	@bench/vtkhdf
 	@bench/vtkhdf_remote
 	@bench/vds_http
+	@bench/vds_audit
 	@if [ -n "$$LINDI_SRC" ]; then bench/lindi && bench/lindi_refs; else echo "bench/lindi not run: set LINDI_SRC to a lindi source tree"; fi
 
 PREFIX  ?= /usr

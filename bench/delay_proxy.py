@@ -10,7 +10,8 @@ stay open (one upstream connection per client connection), so a client that send
 requests one after another pays the delay once per request, and one with N requests in
 flight on N connections pays it once per N. On loopback a sequential fetcher hides
 behind the speed of the link; through this proxy it shows. Only what the benchmarks
-send is handled: GET/HEAD requests without a body, answers with a Content-Length.
+send is handled: GET/HEAD requests without a body, answers with a Content-Length or
+chunked (S3 listings of radosgw).
 Exits after LIFETIME_S seconds (default 600) whatever happens.
 """
 import asyncio
@@ -28,7 +29,25 @@ async def read_head(reader):
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value.strip())
+        if name.strip().lower() == b"transfer-encoding" and value.strip().lower() == b"chunked":
+            length = -1
     return head, length
+
+
+async def read_chunked(reader):
+    """A chunked body, relayed as it came (sizes, data, the last chunk and trailers)."""
+    out = b""
+    while True:
+        line = await reader.readuntil(b"\r\n")
+        out += line
+        n = int(line.split(b";")[0].strip(), 16)
+        if n == 0:
+            while True:
+                t = await reader.readuntil(b"\r\n")
+                out += t
+                if t == b"\r\n":
+                    return out
+        out += await reader.readexactly(n + 2)
 
 
 async def serve(creader, cwriter):
@@ -45,7 +64,12 @@ async def serve(creader, cwriter):
             uwriter.write(req)
             await uwriter.drain()
             resp, length = await read_head(ureader)
-            body = b"" if head_only or resp.split(b" ", 2)[1] in (b"204", b"304") else await ureader.readexactly(length)
+            if head_only or resp.split(b" ", 2)[1] in (b"204", b"304"):
+                body = b""
+            elif length < 0:
+                body = await read_chunked(ureader)
+            else:
+                body = await ureader.readexactly(length)
             cwriter.write(resp + body)
             await cwriter.drain()
     except (asyncio.IncompleteReadError, ConnectionError):

@@ -3,24 +3,27 @@
 
 extern const vd_relation vd_rel_vds_layout, vd_rel_vds_axes, vd_rel_vds_channels,
     vd_rel_vds_metadata, vd_rel_vds_layers, vd_rel_vds_pages, vd_rel_vds_chunks,
-    vd_rel_vds_samples, vd_rel_vdsql_stats, vd_rel_lindi_files, vd_rel_tar_members, vd_rel_lindi_refs, vd_rel_lindi_tar;
+    vd_rel_vds_samples, vd_rel_vds_objects, vd_rel_vds_audit, vd_rel_vds_levels, vd_rel_vdsql_stats,
+    vd_rel_lindi_files, vd_rel_tar_members, vd_rel_lindi_refs, vd_rel_lindi_tar;
 extern const vd_relation vd_rel_vtkhdf_partitions, vd_rel_vtkhdf_topologies, vd_rel_vtkhdf_arrays,
     vd_rel_vtkhdf_sources, vd_rel_vtkhdf_blocks, vd_rel_vtkhdf_array_starts, vd_rel_vdsql_relations, vd_rel_vdsql_config;
 extern const vd_relation vd_rel_vtkhdf_amr_boxes, vd_rel_vtkhdf_trees, vd_rel_vtkhdf_main;
 extern const vd_relation vd_rel_store_objects, vd_rel_vds_datasets;
-extern const vd_function vd_fn_vds_chunk_data, vd_fn_vds_create, vd_fn_vdsql_version, vd_fn_vdsql_config, vd_fn_lindi_read;
+extern const vd_function vd_fn_vds_chunk_data, vd_fn_vds_create, vd_fn_vds_repair, vd_fn_vds_chunk_bytes, vd_fn_vdsql_version,
+    vd_fn_vdsql_config, vd_fn_lindi_read;
 
 const vd_relation *const vd_relations[] = {
     &vd_rel_vds_layout, &vd_rel_vds_axes,   &vd_rel_vds_channels, &vd_rel_vds_metadata,
     &vd_rel_vds_layers, &vd_rel_vds_pages,  &vd_rel_vds_chunks,   &vd_rel_vds_samples,
+    &vd_rel_vds_objects, &vd_rel_vds_audit, &vd_rel_vds_levels,
     &vd_rel_lindi_files, &vd_rel_tar_members, &vd_rel_lindi_refs, &vd_rel_lindi_tar, &vd_rel_vdsql_stats,
     &vd_rel_vtkhdf_partitions, &vd_rel_vtkhdf_topologies, &vd_rel_vtkhdf_arrays, &vd_rel_vtkhdf_sources,
     &vd_rel_vtkhdf_blocks, &vd_rel_vtkhdf_array_starts, &vd_rel_vtkhdf_amr_boxes, &vd_rel_vtkhdf_trees, &vd_rel_vtkhdf_main,
     &vd_rel_vdsql_relations, &vd_rel_vdsql_config, &vd_rel_store_objects, &vd_rel_vds_datasets,
     NULL};
 
-const vd_function *const vd_functions[] = {&vd_fn_vds_chunk_data, &vd_fn_vds_create, &vd_fn_lindi_read, &vd_fn_vdsql_version,
-                                           &vd_fn_vdsql_config, NULL};
+const vd_function *const vd_functions[] = {&vd_fn_vds_chunk_data, &vd_fn_vds_create, &vd_fn_vds_repair, &vd_fn_vds_chunk_bytes,
+                                           &vd_fn_lindi_read,     &vd_fn_vdsql_version, &vd_fn_vdsql_config, NULL};
 
 int vd_rel_arg_col(const vd_relation *r, int k) {
   for (int i = 0; i < r->ncols; i++)

@@ -11,6 +11,9 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
   mkvds.py holes N DIR         one layer of N pages of 128 chunks, some not stored (scan tests)
   mkvds.py demo DIR            a small survey for docs/openvds.md (with a page-less layer)
   mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
+  mkvds.py audit DIR           two layers (8-byte entries; wavelet, 28-byte) with every audit verdict
+                               made on purpose; prints what vds_audit must say, as JSON (see build_audit)
+  mkvds.py many N DIR          one layer of N chunks, each with a small object whose metadata matches
   mkvds.py dump DIR            reads a dataset back (LayerStatus and every stored page) as JSON,
                                for tests of vdsql's writes: an independent decoding of the pages
 """
@@ -183,13 +186,13 @@ class Writer:
         self.rng = random.Random(seed)
         os.makedirs(root, exist_ok=True)
 
-    def put(self, key, data, meta=None):
+    def put(self, key, data, meta=None, meta_key="vdschunkmetadata"):
         path = os.path.join(self.root, key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(data)
         if meta is not None:
-            os.setxattr(path, "user.vdschunkmetadata", meta.encode())
+            os.setxattr(path, "user." + meta_key, meta.encode())
 
     def random_hash(self):
         while True:
@@ -391,6 +394,197 @@ def build_holes(npages, root):
     w.finish()
 
 
+def signed(h):
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+def b64(b):
+    return base64.b64encode(b).decode()
+
+
+def build_audit(root):
+    """A dataset whose chunk objects disagree with its pages in every way vds_audit
+    names (shared/spec/openvds.md sections 4 and 5), each fault made on purpose below.
+    Layers: Dimensions_012LOD0 (84 chunks, None, 8-byte entries, pages of 8, page 2
+    listed as not stored) and Dimensions_012LOD1 (12 chunks, Wavelet, 28-byte entries).
+    Returns {"layers": {layer: {"rows": {chunk: row}, ...}}, "objects": {layer: [...]}}
+    where row = page_status, page_hash, object_hash, object_size, verdict, repairable
+    (hashes as signed 64-bit, as SQL shows them) and "fixed" the entry a repair writes
+    (hash, object size) -- all from the faults' definitions, not from vdsql."""
+    lay = Layout([400, 300, 100], brick=64, lod_levels=1)
+    w = Writer(root, lay, seed=21)
+    rng = random.Random(22)
+    exp = {"layers": {}, "objects": {}}
+
+    def make_layer(name, lod, wavelet, page_size, plan, drop_pages=()):
+        """plan: chunk -> dict(page=..., obj=...). page: None (unwritten) | ('data', hash[, size, levels])
+        | ('constant', v) | 'novalue'. obj: None | dict(size, meta (text or None), key)."""
+        chan = lay.channels[0]
+        grid = lay.grid([0, 1, 2], lod, chan)
+        count = 1
+        for g in grid:
+            count *= g[2]
+        es = 28 if wavelet else 8
+        npages = (count - 1) // page_size + 1
+        entries = bytearray(npages * page_size * es)
+        rows, objs = {}, []
+        valid = serialized = uncompressed = 0
+        for c in range(count):
+            p = plan.get(c, {})
+            page, obj = p.get("page"), p.get("obj")
+            status, h, size, levels = "unwritten", 0, 0, bytes(16)
+            if page == "novalue":
+                status, h = "novalue", NOVALUE_HASH
+            elif isinstance(page, tuple) and page[0] == "constant":
+                status, h = "constant", constant_hash(page[1])
+            elif isinstance(page, tuple) and page[0] == "data":
+                status, h = "data", page[1]
+                if wavelet:
+                    size, levels = page[2], page[3]
+            if status != "unwritten":
+                valid += 1
+                off = c * es
+                if wavelet:
+                    entries[off:off + 28] = struct.pack("<IQ", size, h) + levels
+                    serialized += size
+                else:
+                    entries[off:off + 8] = struct.pack("<Q", h)
+                if status == "data":
+                    sizes, _ = Layout.chunk_size(grid, Layout.position(grid, c), lod)
+                    uncompressed += sizes[0] * sizes[1] * sizes[2] * 4
+            if obj is not None:
+                key = "%s/%d" % (name, c)
+                body = obj.get("body")
+                if body is None:
+                    body = bytes(rng.getrandbits(8) for _ in range(obj["size"]))
+                w.put(key, body, obj.get("meta"), obj.get("meta_key", "vdschunkmetadata"))
+                objs.append({"key": key, "chunk": c, "size": len(body), "metadata": obj.get("meta")})
+                if status == "data" and not wavelet:
+                    serialized += len(body)
+            if status == "unwritten" and obj is None:
+                continue
+            # the verdict, from section 5's rules as docs/openvds.md states them
+            meta = obj.get("meta") if obj else None
+            ohash, olevels = None, None
+            if meta is not None:
+                try:
+                    raw = base64.b64decode(meta, validate=True)
+                except Exception:
+                    raw = b""
+                if len(raw) == (24 if wavelet else 8) and struct.unpack("<Q", raw[:8])[0] != 0:
+                    ohash, olevels = struct.unpack("<Q", raw[:8])[0], raw[8:24] if wavelet else None
+            osize = len(obj["body"]) if obj and obj.get("body") is not None else (obj["size"] if obj else None)
+            fixed = None
+            if obj is None:
+                verdict = "missing_object" if status == "data" else "ok"
+            elif status == "unwritten":
+                verdict = "orphan_object"
+            elif ohash is None:
+                verdict = "missing_metadata"
+            elif ohash != h or (wavelet and olevels != levels):
+                verdict = "mismatch"
+            elif wavelet and status == "data" and size != osize:
+                verdict = "size_mismatch"
+            else:
+                verdict = "ok"
+            if verdict in ("mismatch", "size_mismatch", "orphan_object") and ohash is not None:
+                fixed = ["%016x" % ohash, osize if wavelet else None]
+            rows[str(c)] = {"page_status": status, "page_hash": signed(h) if status != "unwritten" else None,
+                            "object_hash": signed(ohash) if ohash is not None else None, "object_size": osize,
+                            "verdict": verdict, "fixed": fixed}
+        directory = []
+        for p in range(npages):
+            if p in drop_pages:
+                assert not any(entries[p * page_size * es:(p + 1) * page_size * es])
+                directory.append(-1)
+                continue
+            w.put("%s/ChunkMetadata/%d" % (name, p), bytes(entries[p * page_size * es:(p + 1) * page_size * es]))
+            directory.append(p)
+        w.layers.append({"adaptiveLevelSizes": [0] * 16, "channelName": "Amplitude",
+                         "compressionMethod": "Wavelet" if wavelet else "None", "compressionTolerance": 0.0,
+                         "dimensionGroup": "Dimensions_012", "layerName": name, "lod": lod,
+                         "produceStatus": "Normal", "hasChunkMetadataPages": True, "chunkCount": count,
+                         "chunkMetadataPageSize": page_size, "chunkMetadataByteSize": es,
+                         "uncompressedSize": uncompressed, "pageDirectory": directory, "validChunkCount": valid,
+                         "serializedSize": serialized})
+        exp["layers"][name] = {"rows": rows, "count": count}
+        exp["objects"][name] = objs
+
+    def hb(h):
+        return struct.pack("<Q", h)
+
+    H = [w.random_hash() for _ in range(40)]
+    # Dimensions_012LOD0: 8-byte entries
+    plan = {
+        0: {"page": ("data", H[0]), "obj": {"size": 300, "meta": b64(hb(H[0]))}},                 # ok
+        1: {"page": ("data", H[1]), "obj": {"size": 301, "meta": b64(hb(H[1]))}},                 # ok
+        2: {"page": ("constant", 0.5)},                                                            # ok: no object needed
+        3: {"page": "novalue"},                                                                    # ok
+        4: {"page": ("constant", 1.0), "obj": {"body": b"", "meta": b64(hb(constant_hash(1.0)))}},  # ok: empty object
+        5: {"page": ("data", H[5]), "obj": {"size": 305, "meta": b64(hb(H[6]))}},                 # mismatch
+        6: {"page": ("data", H[7])},                                                               # missing_object
+        7: {"page": ("data", H[8]), "obj": {"size": 307}},                                        # missing_metadata
+        8: {"page": ("data", H[9]), "obj": {"size": 308, "meta": "not base64!"}},                 # missing_metadata
+        9: {"page": ("data", H[10]), "obj": {"size": 309, "meta": b64(hb(H[10]) + bytes(16))}},   # wrong length
+        10: {"obj": {"size": 310, "meta": b64(hb(H[11]))}},                                       # orphan, repairable
+        11: {"obj": {"size": 311}},                                                                # orphan, no metadata
+        12: {"page": ("constant", 0.0), "obj": {"size": 312, "meta": b64(hb(H[12]))}},            # mismatch
+        13: {"page": ("data", H[13]), "obj": {"size": 313, "meta": b64(hb(H[13])),
+                                              "meta_key": "VDS-Chunk-Metadata"}},                  # ok: legacy key
+        15: {"page": ("data", H[15]), "obj": {"size": 315, "meta": "AAAAAAAAAAA="}},              # hash 0: not usable
+        17: {"obj": {"size": 317, "meta": b64(hb(H[17]))}},                                       # orphan on page 2 (-1)
+        40: {"page": ("data", H[20]), "obj": {"size": 340, "meta": b64(hb(H[20]))}},              # ok
+        83: {"page": ("data", H[21]), "obj": {"size": 383, "meta": b64(hb(H[22]))}},              # mismatch, last page
+    }
+    make_layer("Dimensions_012LOD0", 0, False, 8, plan, drop_pages=(2,))
+    # objects under the layer that are no chunk of it: listed with chunk NULL, never audited
+    for key in ("junk", "017", "84", "sub/5"):
+        w.put("Dimensions_012LOD0/" + key, b"x" * 7, b64(hb(H[30])))
+        exp["objects"]["Dimensions_012LOD0"].append({"key": "Dimensions_012LOD0/" + key, "chunk": None, "size": 7,
+                                                     "metadata": b64(hb(H[30]))})
+    # Dimensions_012LOD1: wavelet, 28-byte entries (size, hash, 16 level bytes)
+    L1, L2, L3 = bytes([200, 180] + [0] * 14), bytes([128] + [0] * 15), bytes([250] * 16)
+    plan = {
+        0: {"page": ("data", H[23], 2000, L1), "obj": {"size": 2000, "meta": b64(hb(H[23]) + L1)}},   # ok
+        1: {"page": ("data", H[24], 1500, L2), "obj": {"size": 1500, "meta": b64(hb(H[24]) + L2)}},   # ok
+        2: {"page": ("data", H[25], 5000, L1), "obj": {"size": 4000, "meta": b64(hb(H[25]) + L1)}},   # size_mismatch
+        3: {"page": ("data", H[26], 1200, L1), "obj": {"size": 1200, "meta": b64(hb(H[26]) + L2)}},   # mismatch: levels
+        4: {"page": ("data", H[27], 1300, L1), "obj": {"size": 1300, "meta": b64(hb(H[28]) + L1)}},   # mismatch: hash
+        5: {"page": ("data", H[29], 1400, L1)},                                                        # missing_object
+        6: {"obj": {"size": 1600, "meta": b64(hb(H[31]) + L3)}},                                      # orphan, repairable
+        7: {"page": ("constant", 2.0)},                                                                # ok
+        8: {"page": ("data", H[32], 1800, L1), "obj": {"size": 1800, "meta": b64(hb(H[32]))}},        # 8 bytes: unusable
+        10: {"page": ("data", H[33], 3000, L3), "obj": {"size": 3000, "meta": b64(hb(H[33]) + L3)}},  # ok, 16 levels
+    }
+    make_layer("Dimensions_012LOD1", 1, True, 8, plan)
+    w.finish()
+    return exp
+
+
+def build_many(n, root, body=64):
+    """One layer of n chunks (a row of 32-sample bricks), every one written, each with a
+    small chunk object (body bytes, not decodable samples: audits never read bodies)
+    whose vdschunkmetadata matches its page entry: an audit says ok n times."""
+    w = Writer(root, Layout([32 * n, 32, 32], brick=32, neg=0, pos=0), seed=5)
+    name = "Dimensions_012LOD0"
+    page_size = 1024
+    entries = bytearray(((n - 1) // page_size + 1) * page_size * 8)
+    for c in range(n):
+        h = w.random_hash()
+        entries[c * 8:c * 8 + 8] = struct.pack("<Q", h)
+        w.put("%s/%d" % (name, c), bytes([c & 255]) * body, b64(struct.pack("<Q", h)))
+    npages = len(entries) // (page_size * 8)
+    for p in range(npages):
+        w.put("%s/ChunkMetadata/%d" % (name, p), bytes(entries[p * page_size * 8:(p + 1) * page_size * 8]))
+    w.layers.append({"adaptiveLevelSizes": [0] * 16, "channelName": "Amplitude", "compressionMethod": "None",
+                     "compressionTolerance": 0.0, "dimensionGroup": "Dimensions_012", "layerName": name, "lod": 0,
+                     "produceStatus": "Normal", "hasChunkMetadataPages": True, "chunkCount": n,
+                     "chunkMetadataPageSize": page_size, "chunkMetadataByteSize": 8,
+                     "uncompressedSize": n * 32 * 32 * 32 * 4, "pageDirectory": list(range(npages)),
+                     "validChunkCount": n, "serializedSize": n * body})
+    w.finish()
+
+
 def dump(root):
     """{layer: {"status": its LayerStatus object, "pages": {page: byte length},
     "entries": {chunk: [hash as 16 hex digits (JSON numbers are doubles), object size or
@@ -431,6 +625,10 @@ def main(argv):
         build_holes(int(argv[2]), argv[3])
     elif len(argv) >= 3 and argv[1] == "demo":
         build_survey(argv[2], page_size=1024)
+    elif len(argv) >= 4 and argv[1] == "many":
+        build_many(int(argv[2]), argv[3])
+    elif len(argv) >= 3 and argv[1] == "audit":
+        json.dump(build_audit(argv[2]), sys.stdout, sort_keys=True)
     elif len(argv) >= 3 and argv[1] == "dump":
         dump(argv[2])
     elif len(argv) >= 4 and argv[1] == "sample":  # make demo's sample: every layer readable
