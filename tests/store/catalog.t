@@ -187,10 +187,10 @@ def local_checks(root):
     rows, st, err = run("SELECT * FROM store_objects(42);")
     ok("store_objects: the url must be text, not a number" in err, "files: a number as url: an error saying so", err)
     rows, st, err = run("SELECT * FROM store_objects('http://127.0.0.1:9/x/');", backend="http")
-    ok("http://127.0.0.1:9/x/: cannot list: http(s) URLs are read-only" in err and st == [0, 0, 0],
+    ok("http://127.0.0.1:9/x/: cannot list: http(s) URLs have no listing" in err and st == [0, 0, 0],
        "http: refused with the store's one wording, no request", "%s %s" % (err, st))
     rows, st, err = run("SELECT * FROM vds_datasets('http://127.0.0.1:9/x/');", backend="http")
-    ok("http://127.0.0.1:9/x/: cannot list: http(s) URLs are read-only" in err and st == [0, 0, 0],
+    ok("http://127.0.0.1:9/x/: cannot list: http(s) URLs have no listing" in err and st == [0, 0, 0],
        "http: vds_datasets refused the same way", "%s %s" % (err, st))
 
     exp = expected_datasets(root)

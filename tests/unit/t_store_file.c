@@ -290,7 +290,7 @@ int main(void) {
      "put over http: %s", e.msg);
   ok(vd_delete(ctx, "https://h/x", &e) == VD_READONLY && !strcmp(e.msg, "https://h/x: cannot delete: http(s) URLs are read-only"),
      "delete over https: %s", e.msg);
-  ok(vd_list(ctx, "http://h/d/", NULL, 10, &l, &e) == VD_READONLY && !strcmp(e.msg, "http://h/d/: cannot list: http(s) URLs are read-only"),
+  ok(vd_list(ctx, "http://h/d/", NULL, 10, &l, &e) == VD_READONLY && !strcmp(e.msg, "http://h/d/: cannot list: http(s) URLs have no listing"),
      "list over http: %s", e.msg);
   ok(ctx->stats[VD_BE_HTTP].requests == before, "... without a request");
   ok(put(ctx, "gopher://h/x", "x", NULL, 0, NULL, 0, NULL, &e) == VD_UNSUPPORTED && strstr(e.msg, "unsupported URL scheme"),

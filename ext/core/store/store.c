@@ -410,7 +410,8 @@ vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
 static vd_code refused(const char *url, const char *what, vd_err *err) {
   char where[600];
   vd_url_redact(url, where, sizeof where);
-  return vd_fail(err, VD_READONLY, "%s: cannot %s: %s URLs are read-only", where, what, vd_backend_of(url)->label);
+  return vd_fail(err, VD_READONLY, "%s: cannot %s: %s URLs %s", where, what, vd_backend_of(url)->label,
+                 strcmp(what, "list") == 0 ? "have no listing" : "are read-only");
 }
 
 vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
