@@ -112,6 +112,10 @@ vd_code vd_http_del(vd_ctx *ctx, const char *url, vd_err *err);
  * whose query is the service's), through that backend's hook: prepare gets r->url as it
  * is and only signs it. */
 vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook);
+/* A listing page's GET (r->url; through hook when set, as vd_http_get_hooked, else as any
+ * get): a failure is named after the listed URL, where ("<where>: listing: ..."), not the
+ * request's own form. */
+vd_code vd_http_get_listing(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook, const char *where, vd_err *err);
 
 /* The reason phrase of an HTTP status ("Not Found"), "" for one it does not know: every
  * failed answer of an http-based backend is worded "<url>: HTTP <status> <reason>[ (<the

@@ -235,18 +235,8 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
   vd_getreq r = {0};
   r.url = lu;
   r.len = -1;
-  rc = vd_http_get_hooked(ctx, &r, &az_hook);
-  if (rc) {
-    /* name the listed URL, not the request's internal form */
-    char tmp[600];
-    vd_url_redact(lu, tmp, sizeof tmp);
-    size_t tlen = strlen(tmp);
-    const char *rest = strncmp(r.err.msg, tmp, tlen) == 0 ? r.err.msg + tlen : NULL;
-    if (rest && rest[0] == ':')
-      vd_fail(err, rc, "%s: listing%s", where, rest);
-    else
-      *err = r.err;
-  } else {
+  rc = vd_http_get_listing(ctx, &r, &az_hook, where, err);
+  if (!rc) {
     vd_az_list l;
     rc = vd_az_parse_list(where, r.body.data ? (const char *)r.body.data : "", r.body.len, &l, err);
     if (!rc && l.n && !(out->ent = calloc((size_t)l.n, sizeof *out->ent))) rc = vd_nomem(err);

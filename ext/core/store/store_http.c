@@ -1104,6 +1104,21 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
   free(at);
 }
 
+vd_code vd_http_get_listing(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook, const char *where, vd_err *err) {
+  vd_code rc = hook ? vd_http_get_hooked(ctx, r, hook) : vd_get_many(ctx, r, 1);
+  if (!rc) return VD_OK;
+  /* name the listed URL, not the request's internal form */
+  char tmp[600];
+  vd_url_redact(r->url, tmp, sizeof tmp);
+  size_t tlen = strlen(tmp);
+  const char *rest = strncmp(r->err.msg, tmp, tlen) == 0 ? r->err.msg + tlen : NULL;
+  if (rest && rest[0] == ':')
+    vd_fail(err, rc, "%s: listing%s", where, rest);
+  else
+    *err = r->err;
+  return rc;
+}
+
 vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook) {
   xfer x = {0};
   x.req = r;

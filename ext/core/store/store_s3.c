@@ -311,19 +311,8 @@ static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max,
   vd_getreq r = {0};
   r.url = lu;
   r.len = -1;
-  vd_get_many(ctx, &r, 1);
-  vd_code rc = r.rc;
-  if (rc) {
-    /* name the listed URL, not the request's internal form */
-    char tmp[600];
-    vd_url_redact(lu, tmp, sizeof tmp);
-    size_t tlen = strlen(tmp);
-    const char *rest = strncmp(r.err.msg, tmp, tlen) == 0 ? r.err.msg + tlen : NULL;
-    if (rest && rest[0] == ':')
-      vd_fail(err, rc, "%s: listing%s", where, rest);
-    else
-      *err = r.err;
-  } else {
+  vd_code rc = vd_http_get_listing(ctx, &r, NULL, where, err);
+  if (!rc) {
     rc = vd_s3_parse_list(r.body.data ? (const char *)r.body.data : "", r.body.len, prefix, dlen, out, where, err);
   }
   vd_buf_free(&r.body);
