@@ -484,6 +484,33 @@ try:
            "composite: DELETE + COMMIT rebuilds without the block")
     rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'composite');\nDELETE FROM m;\n" % q(mc))
     ok(rc == 0 and not os.path.exists(mc), "deleting every member removes the main file", err)
+
+    # ---- two writers of one main file: neither loses the other's members ----
+    import shlex
+    from taplib import shell_args
+    mw = os.path.join(d, "shared.vtkhdf")
+    other = os.path.join(d, "other.sql")
+    with open(other, "w") as fh:
+        fh.write("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\nINSERT INTO m(file) VALUES (%s);\n"
+                 % (q(mw), q(ug[1])))
+    second = " ".join(shlex.quote(a) for a in shell_args()) + " < " + shlex.quote(other)
+    rc, out, err = run("CREATE VIRTUAL TABLE a USING vtkhdf_main(%s, 'partitions');\n" % q(mw) +
+                       "CREATE VIRTUAL TABLE b USING vtkhdf_main(%s, 'partitions');\n" % q(mw) +
+                       "INSERT INTO a(file) VALUES (%s);\n" % q(ug[0]) +
+                       "INSERT INTO b(file) VALUES (%s);\n" % q(ug[2]) +  # b read the file before a's commit
+                       "BEGIN;\nINSERT INTO a(file) VALUES (%s);\n" % q(ug[1]) +
+                       ".system %s\n" % second +  # another process commits ug_1 meanwhile
+                       "COMMIT;\nROLLBACK;\n.mode list\nSELECT file FROM a;\n" +
+                       "INSERT INTO a(file) VALUES (%s);\n" % q(ug[1]))
+    ok(mappings(mw) == ["parts/ug_0.vtkhdf", "parts/ug_2.vtkhdf", "parts/ug_1.vtkhdf"],
+       "two tables of one main file: the second starts from the first's commit, and a commit that another "
+       "process beat is refused (the main file holds the three members each committed once)", mappings(mw))
+    ok("%s was changed by another writer during this transaction; nothing written (ROLLBACK, then run the "
+       "transaction again" % mw in err and out.split() == [os.path.realpath(ug[0]), os.path.realpath(ug[2])],
+       "the refused COMMIT names the main file and says nothing was written; after ROLLBACK the table shows what "
+       "it started from", out + err)
+    ok("ug_1.vtkhdf: is already a member" in err,
+       "running the transaction again starts from the other writer's members (its part is already there)", err)
 finally:
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(d + ".moved", ignore_errors=True)

@@ -16,6 +16,7 @@
 #include "vtkhdf_main_impl.h"
 
 vd_code vm_load(vm_table *t, vd_err *err); /* vtkhdf_main_load.c */
+static vd_code load(vm_table *t, vd_err *err); /* below */
 
 static void member_unref(vm_member *m) {
   if (!m || --m->refs > 0) return;
@@ -170,7 +171,7 @@ vd_code vm_open(vd_ctx *ctx, const char *path, const char *layout, vm_table **ou
     else if (!(t->dir = strdup(rp)) || !(t->base = strdup(slash ? slash + 1 : p))) rc = vd_nomem(err);
   }
   free(p);
-  if (!rc) rc = vm_load(t, err);
+  if (!rc) rc = load(t, err);
   if (rc) vm_close(t);
   else *out = t;
   return rc;
@@ -194,6 +195,28 @@ static char *main_path(const vm_table *t) {
   char *s = malloc(strlen(t->dir) + strlen(t->base) + 2);
   if (s) sprintf(s, "%s/%s", strcmp(t->dir, "/") ? t->dir : "", t->base);
   return s;
+}
+
+/* What identifies this version of the main file mp ("" when there is none): a rename
+ * over it changes the inode, a rewrite in place the mtime or size. */
+static void version_of(const char *mp, char *out, size_t n) {
+  struct stat st;
+  if (stat(mp, &st)) {
+    *out = 0;
+    return;
+  }
+  snprintf(out, n, "%llu:%llu:%lld.%09ld:%lld", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+           (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
+}
+
+/* Reads the members (again) from the main file, noting the version read. */
+static vd_code load(vm_table *t, vd_err *err) {
+  char *mp = main_path(t);
+  if (!mp) return vd_nomem(err);
+  version_of(mp, t->seen, sizeof t->seen); /* before: a change while reading shows at commit */
+  free(mp);
+  list_clear(&t->done);
+  return vm_load(t, err);
 }
 
 vd_code vm_insert(vm_table *t, const char *file, int64_t step, double time, int has_time, const char *block,
@@ -287,6 +310,13 @@ vd_code vm_remove(vm_table *t, int64_t rowid, vd_err *err) {
 vd_code vm_tx_begin(void *tab, vd_err *err) {
   vm_table *t = tab;
   if (t->in_tx) return VD_OK;
+  /* another writer committed since this table read the file: start from its members */
+  char *mp = main_path(t), now[sizeof t->seen];
+  if (!mp) return vd_nomem(err);
+  version_of(mp, now, sizeof now);
+  free(mp);
+  vd_code rc = strcmp(now, t->seen) ? load(t, err) : VD_OK;
+  if (rc) return rc;
   list_clear(&t->cur);
   if (list_copy(&t->cur, &t->done)) return vd_nomem(err);
   t->in_tx = 1;
@@ -321,16 +351,34 @@ static vd_code validate(vm_table *t, vm_member **m, int n, vd_err *err) {
   return VD_OK;
 }
 
+static vd_code write_locked(vm_table *t, const char *mp, vd_err *err);
+
+/* Under the directory's writer lock, only over the version this transaction started
+ * from: another writer's commit in between is refused, never overwritten. */
 static vd_code write_main(vm_table *t, vd_err *err) {
-  int n = t->cur.n;
-  char *mp = main_path(t);
+  char *mp = main_path(t), now[sizeof t->seen];
   if (!mp) return vd_nomem(err);
-  vd_code rc = VD_OK;
-  if (!n) { /* no member left: no main file */
-    if (unlink(mp) && errno != ENOENT) rc = vd_fail(err, VD_IO, "vtkhdf_main: cannot remove %s: %s", mp, strerror(errno));
-    free(mp);
-    return rc;
+  int dfd;
+  vd_code rc = vd_file_lock_dir(t->ctx, t->dir, &dfd, err);
+  if (!rc) {
+    version_of(mp, now, sizeof now);
+    if (strcmp(now, t->seen))
+      rc = vd_fail(err, VD_BUSY, "vtkhdf_main: %s was changed by another writer during this transaction; nothing "
+                   "written (ROLLBACK, then run the transaction again: it starts from the new members)", t->path);
+    else if (!(rc = write_locked(t, mp, err)))
+      version_of(mp, t->seen, sizeof t->seen);
+    close(dfd); /* unlocks */
   }
+  free(mp);
+  return rc;
+}
+
+static vd_code write_locked(vm_table *t, const char *mp, vd_err *err) {
+  int n = t->cur.n;
+  vd_code rc = VD_OK;
+  if (!n) /* no member left: no main file */
+    return unlink(mp) && errno != ENOENT ? vd_fail(err, VD_IO, "vtkhdf_main: cannot remove %s: %s", mp, strerror(errno))
+                                         : VD_OK;
   vm_member **m = malloc((size_t)n * sizeof *m);
   char **names = calloc((size_t)n, sizeof *names);
   char *tmp = malloc(strlen(t->dir) + strlen(t->base) + 16);
@@ -390,7 +438,6 @@ static vd_code write_main(vm_table *t, vd_err *err) {
   free(names);
   free(m);
   free(tmp);
-  free(mp);
   return rc;
 }
 

@@ -45,6 +45,10 @@ struct vm_table {
   vm_list *saves; /* cur at each open savepoint */
   int nsaves;
   int64_t next_id;
+  /* The main file as this table last read or wrote it (device, inode, mtime, size; ""
+   * none): a commit finding another one refuses, so two writers never lose each
+   * other's members */
+  char seen[96];
 };
 
 extern const char *const vm_layout_names[3];

@@ -193,6 +193,11 @@ vd_code vd_file_check_regular(const char *path, vd_err *err);
 /* The same, keeping the descriptor open with flags (O_RDONLY, O_RDWR); *st filled. */
 struct stat;
 vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *st, vd_err *err);
+/* The lock every vdsql writer of a local directory takes (an exclusive flock on the
+ * directory, waited for at most lock_timeout, then VD_BUSY): conditional writes of the
+ * file backend and the VTKHDF main-file writer. *dfd is the locked directory; closing
+ * it unlocks. */
+vd_code vd_file_lock_dir(vd_ctx *ctx, const char *dir, int *dfd, vd_err *err);
 vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
 vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 void vd_http_free(vd_http *h);

@@ -56,15 +56,25 @@ static vd_code target_open(vd_ctx *ctx, const char *url, target *t, vd_err *err)
     return vd_fail(err, VD_INVALID, "%s: not an object name (a directory)", t->path);
   t->dir = !slash ? strdup(".") : slash == t->path ? strdup("/") : strndup(t->path, (size_t)(slash - t->path));
   if (!t->dir) return vd_nomem(err);
-  if ((t->dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return dir_error(err, t->dir, errno, "cannot open");
+  return vd_file_lock_dir(ctx, t->dir, &t->dfd, err);
+}
+
+vd_code vd_file_lock_dir(vd_ctx *ctx, const char *dir, int *dfd, vd_err *err) {
+  if ((*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return dir_error(err, dir, errno, "cannot open");
   struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (flock(t->dfd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return dir_error(err, t->dir, errno, "cannot lock");
+  while (flock(*dfd, LOCK_EX | LOCK_NB) != 0) {
+    vd_code rc = VD_OK;
+    if (errno != EWOULDBLOCK && errno != EINTR) rc = dir_error(err, dir, errno, "cannot lock");
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= ctx->cfg.lock_timeout)
-      return vd_fail(err, VD_BUSY, "%s: another writer holds the directory's lock (waited %g s; see "
-                     "vdsql_config('lock_timeout'))", t->dir, ctx->cfg.lock_timeout);
+    if (!rc && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= ctx->cfg.lock_timeout)
+      rc = vd_fail(err, VD_BUSY, "%s: another writer holds the directory's lock (waited %g s; see "
+                   "vdsql_config('lock_timeout'))", dir, ctx->cfg.lock_timeout);
+    if (rc) {
+      close(*dfd);
+      *dfd = -1;
+      return rc;
+    }
     nanosleep(&nap, NULL);
   }
   return VD_OK;
