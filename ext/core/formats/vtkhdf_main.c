@@ -14,6 +14,7 @@
 #include "../store/store.h"
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
+#include "vtkhdf_stream.h"
 
 vd_code vm_load(vm_table *t, vd_err *err); /* vtkhdf_main_load.c */
 static vd_code load(vm_table *t, vd_err *err); /* below */
@@ -408,10 +409,8 @@ static vd_code write_locked(vm_table *t, const char *mp, vd_err *err) {
     }
   }
   if (!rc) {
-    H5E_auto2_t old_fn;
-    void *old_data;
-    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
+    vh_h5_enter(&quiet, NULL, 0, NULL);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_file_locking(fapl, 0, 1);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -420,8 +419,7 @@ static vd_code write_locked(vm_table *t, const char *mp, vd_err *err) {
     else rc = t->layout == VM_COMPOSITE ? vm_write_composite(t, f, m, n, names, err) : vm_write_vds(t, f, m, n, names, err);
     if (f >= 0 && H5Fclose(f) < 0 && !rc) rc = vd_fail(err, VD_IO, "vtkhdf_main: cannot write %s (HDF5: %s)", tmp, vh5_msg(msg, sizeof msg));
     H5Pclose(fapl);
-    H5Eclear2(H5E_DEFAULT);
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    vh_h5_leave(&quiet);
     if (!rc) { /* durable before it replaces the old one */
       fd = open(tmp, O_RDONLY);
       if (fd < 0 || fsync(fd)) rc = vd_fail(err, VD_IO, "vtkhdf_main: cannot sync %s: %s", tmp, strerror(errno));

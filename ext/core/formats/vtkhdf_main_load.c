@@ -13,6 +13,7 @@
 #include "../store/store.h"
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
+#include "vtkhdf_stream.h"
 
 char *vm_clean_path(const char *p); /* vtkhdf_main.c */
 
@@ -217,10 +218,8 @@ vd_code vm_load(vm_table *t, vd_err *err) {
   }
   vd_code rc = vd_file_check_regular(mp, err);
   if (rc) return free(mp), rc;
-  H5E_auto2_t old_fn;
-  void *old_data;
-  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
+  vh_h5_enter(&quiet, NULL, 0, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_file_locking(fapl, 0, 1);
   hid_t f = H5Fopen(mp, H5F_ACC_RDONLY, fapl);
@@ -253,8 +252,7 @@ vd_code vm_load(vm_table *t, vd_err *err) {
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   H5Pclose(fapl);
-  H5Eclear2(H5E_DEFAULT);
-  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  vh_h5_leave(&quiet);
   free(mp);
   return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
+#include "vtkhdf_stream.h"
 
 const char *const vm_layout_names[3] = {"partitions", "timesteps", "composite"};
 
@@ -120,10 +121,8 @@ vd_code vm_inspect(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, 
     free(in);
     return rc;
   }
-  H5E_auto2_t old_fn;
-  void *old_data;
-  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
+  vh_h5_enter(&quiet, NULL, 0, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
   hid_t f = fapl >= 0 ? H5Fopen(file, H5F_ACC_RDONLY, fapl) : -1;
@@ -196,8 +195,7 @@ done:
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   if (fapl >= 0) H5Pclose(fapl);
-  H5Eclear2(H5E_DEFAULT);
-  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  vh_h5_leave(&quiet);
   vh_doc_free(&doc);
   if (rc) vm_info_free(in);
   else *out = in;
