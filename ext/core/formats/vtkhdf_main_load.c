@@ -14,6 +14,7 @@
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
 #include "vtkhdf_stream.h"
+#include "vtkhdf_vfd.h"
 
 char *vm_clean_path(const char *p); /* vtkhdf_main.c */
 
@@ -220,8 +221,9 @@ vd_code vm_load(vm_table *t, vd_err *err) {
   if (rc) return free(mp), rc;
   vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
   vh_h5_enter(&quiet, NULL, 0, NULL);
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_file_locking(fapl, 0, 1);
+  /* the reader's local driver: reads counted in vdsql_stats, regular files only */
+  hid_t fapl = vh_local_fapl(t->ctx);
+  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
   hid_t f = H5Fopen(mp, H5F_ACC_RDONLY, fapl);
   hid_t g = f >= 0 && H5Lexists(f, "VTKHDF", H5P_DEFAULT) > 0 ? H5Gopen2(f, "VTKHDF", H5P_DEFAULT) : -1;
   char *type = g >= 0 ? vh5_attr_str(g, "Type") : NULL;

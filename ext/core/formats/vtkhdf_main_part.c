@@ -8,6 +8,7 @@
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
 #include "vtkhdf_stream.h"
+#include "vtkhdf_vfd.h"
 
 const char *const vm_layout_names[3] = {"partitions", "timesteps", "composite"};
 
@@ -123,7 +124,8 @@ vd_code vm_inspect(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, 
   }
   vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
   vh_h5_enter(&quiet, NULL, 0, NULL);
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* the reader's local driver: reads counted in vdsql_stats, regular files only */
+  hid_t fapl = vh_local_fapl(ctx);
   if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
   hid_t f = fapl >= 0 ? H5Fopen(file, H5F_ACC_RDONLY, fapl) : -1;
   hid_t g = f >= 0 ? H5Gopen2(f, "VTKHDF", H5P_DEFAULT) : -1;
