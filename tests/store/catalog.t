@@ -161,6 +161,27 @@ def check_datasets(label, rows, exp, url_of, err_of):
        "dataset is a row with its error and NULL counts" % label, bad)
 
 
+def dataset_checks(kind, S, env, exp):
+    """vds_datasets under S on a store, and its join with vds_layers; returns the
+    (dataset URL, layer) pairs expected"""
+    def enc(k):
+        return S + urllib.parse.quote(k, safe="/-_.~")
+    rows, st, err = run("SELECT * FROM vds_datasets(%s);" % q(S), env, kind)
+    check_datasets(kind, rows or [], exp, enc,
+                   lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
+    n = len(exp)
+    ok(st and st[0] == 1 + 2 * n, "%s: vds_datasets: 1 listing + 2 GETs per dataset = %d requests" % (kind, 1 + 2 * n), st)
+    good = {k: v for k, v in exp.items() if v}
+    want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
+    rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
+                        % q(S), env, kind)
+    ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want,
+       "%s: SELECT d.dataset, l.* FROM vds_datasets(...) d, vds_layers(d.dataset) l: every layer (%d)" % (kind, len(want)), err)
+    ok(st and st[0] == 1 + 2 * n and st[2] == 2 * len(good), "%s: ... in the same %d requests (the layers from the cache)"
+       % (kind, 1 + 2 * n), st)
+    return want
+
+
 def local_checks(root):
     files = walk(root)
     keys = list(files)
@@ -279,21 +300,7 @@ def s3_checks(srv, root, exp, tmp):
     rows, st, err = run("SELECT key FROM store_objects(%s) WHERE key > '02490';" % q(M), env, "s3")
     ok(rows == [{"key": k} for k in keys if k > "02490"], "s3: a WHERE on key is applied on top", err)
 
-    def enc(k):
-        return S + urllib.parse.quote(k, safe="/-_.~")
-    rows, st, err = run("SELECT * FROM vds_datasets(%s);" % q(S), env, "s3")
-    check_datasets("s3", rows or [], exp, enc,
-                   lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
-    n = len(exp)
-    ok(st and st[0] == 1 + 2 * n, "s3: vds_datasets: 1 listing + 2 GETs per dataset = %d requests" % (1 + 2 * n), st)
-    good = {k: v for k, v in exp.items() if v}
-    want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
-    rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
-                        % q(S), env, "s3")
-    ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want,
-       "s3: SELECT d.dataset, l.* FROM vds_datasets(...) d, vds_layers(d.dataset) l: every layer (%d)" % len(want), err)
-    ok(st and st[0] == 1 + 2 * n and st[2] == 2 * len(good), "s3: ... in the same %d requests (the layers from the cache)"
-       % (1 + 2 * n), st)
+    dataset_checks("s3", S, env, exp)
     first = [o["Key"] for o in c.list_objects_v2(Bucket=B, MaxKeys=2)["Contents"]]
     rows, st, err = run("SELECT key, metadata FROM store_objects('s3://%s') LIMIT 2;" % B, env, "s3")
     ok(rows is not None and [(r["key"], json.loads(r["metadata"])) for r in rows] ==
@@ -354,20 +361,7 @@ def az_checks(srv, root, exp, tmp):
        "az: LIMIT 3: 1 listing request asking for 3 blobs (its %s bytes are those of the Shared Key client's "
        "maxresults=3 listing)" % (st and st[1]), "%s %d %s" % (st, len(body), err))
 
-    def enc(k):
-        return S + urllib.parse.quote(k, safe="/-_.~")
-    rows, st, err = run("SELECT * FROM vds_datasets(%s);" % q(S), env, "az")
-    check_datasets("az", rows or [], exp, enc,
-                   lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
-    n = len(exp)
-    ok(st and st[0] == 1 + 2 * n, "az: vds_datasets: 1 listing + 2 GETs per dataset = %d requests" % (1 + 2 * n), st)
-    good = {k: v for k, v in exp.items() if v}
-    want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
-    rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
-                        % q(S), env, "az")
-    ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want and st and st[0] == 1 + 2 * n,
-       "az: vds_datasets d, vds_layers(d.dataset): every layer (%d) in the same %d requests" % (len(want), 1 + 2 * n),
-       "%s %s" % (st, err))
+    want = dataset_checks("az", S, env, exp)
     # a read-only container SAS on the URL (the environment's own SAS is not valid): it goes
     # with the listing, every document and every dataset URL given back, never into an error
     from azclient import sas_container
