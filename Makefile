@@ -54,7 +54,7 @@ deps:
 # The top-level ./vdsql.so is the normal build; sanitized builds stay in $(B)/.
 ifeq ($(B),build)
 vdsql.so: $(B)/vdsql.so
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@  # a new file: shells that have the old one loaded keep running
 else
 vdsql.so: $(B)/vdsql.so
 endif

@@ -219,6 +219,15 @@ case("redir-port: allowed_hosts with the host alone allows any of its ports", NO
 case("redir-port: allowed_hosts listing another port does not", NORETRY +
      " SELECT vdsql_config('allowed_hosts', '127.0.0.1:%d');" % P, files(L("redir-port")),
      NR + ["127.0.0.1:%d" % P], [REFUSED % (L("redir-port"), L("ok", port=Q), "127.0.0.1:%d" % Q)], requests=1)
+# a signed store's request (s3:// here, az:// alike) is never re-sent elsewhere: a redirect
+# is refused at once, naming where it pointed, even to a host allowed_hosts lists
+S3 = "s3://redir-port/lindi/small.lindi.tar"
+case("redir-port over s3://: refused at once (one request), even with allowed_hosts", NORETRY +
+     " SELECT vdsql_config('s3_endpoint', 'http://127.0.0.1:%d'), vdsql_config('allowed_hosts', '127.0.0.1');" % P,
+     files(S3) + "\nSELECT requests FROM vdsql_stats() WHERE backend = 's3';",
+     NR + ["http://127.0.0.1:%d|127.0.0.1" % P, "1"],
+     ["%s: HTTP 302 redirect to %s, not followed (requests of this store are signed for its endpoint; set the "
+      "endpoint the service names)" % (S3, L("ok", port=Q))], requests=0)
 case("redir-https: a redirect to another scheme (http -> https) is refused", NORETRY, files(L("redir-https")), NR,
      [REFUSED % (L("redir-https"), L("ok").replace("http:", "https:"), "127.0.0.1:%d" % P)], requests=1)
 case("redir-file: a redirect to a file URL is refused", NORETRY, layers(V("redir-file")), NR,

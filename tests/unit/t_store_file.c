@@ -62,7 +62,8 @@ static int xattr_is(const char *path, const char *name, const char *want) {
 
 static vd_code put(vd_ctx *ctx, const char *url, const char *body, const vd_kv *m, int nm, const char *if_match,
                    int if_none, char *etag, vd_err *e) {
-  vd_putreq p = {url, body, strlen(body), m, nm, if_match, if_none, ""};
+  vd_putreq p = {.url = url, .body = body, .len = strlen(body), .meta = m, .nmeta = nm, .if_match = if_match,
+                 .if_none_match = if_none};
   vd_code rc = vd_put(ctx, &p, e);
   if (etag) strcpy(etag, p.etag);
   return rc;
@@ -343,6 +344,32 @@ int main(void) {
            access(at("noxattr"), F_OK) != 0 && temps_left() == 0,
        "metadata where fsetxattr says ENOTSUP (no namespace here to mount a ramfs): VD_UNSUPPORTED, nothing left: %s",
        e.msg);
+  }
+
+  /* a copy (the OpenVDS writer's staged chunk put in place): a second name of the same
+   * file, bytes and user.* metadata alike; a missing source is VD_NOTFOUND */
+  {
+    vd_err ce = {0};
+    vd_kv m = {"vdschunkmetadata", "AAECAwQFBgc="};
+    char src[600], dst[600];
+    snprintf(src, sizeof src, "%s", at("stage"));
+    snprintf(dst, sizeof dst, "%s", at("final"));
+    put(ctx, src, "chunk bytes", &m, 1, NULL, 0, NULL, &ce);
+    vd_putreq cp = {.url = dst, .copy_from = src};
+    struct stat a, b;
+    ok(vd_put(ctx, &cp, &ce) == VD_OK && file_is(dst, "chunk bytes") &&
+           xattr_is(dst, "user.vdschunkmetadata", "AAECAwQFBgc=") && stat(src, &a) == 0 && stat(dst, &b) == 0 &&
+           a.st_ino == b.st_ino,
+       "copy: a hard link, with the source's bytes and metadata (%s)", ce.msg);
+    vd_putreq del = {.url = src, .del = 1}, *pp = &del;
+    vd_code drc;
+    vd_err derr;
+    ok(vd_put_many(ctx, &pp, 1, &drc, &derr) == VD_OK && access(src, F_OK) != 0 && file_is(dst, "chunk bytes"),
+       "a delete through vd_put_many removes the source; the copy stays");
+    vd_putreq cp2 = {.url = dst, .copy_from = src};
+    ok(vd_put(ctx, &cp2, &ce) == VD_NOTFOUND && strstr(ce.msg, "no such file (the copy's source)") &&
+           file_is(dst, "chunk bytes") && temps_left() == 0,
+       "copy from a missing source: VD_NOTFOUND, the target unchanged, no temporary file left: %s", ce.msg);
   }
 
   vd_ctx_free(ctx);

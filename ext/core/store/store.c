@@ -416,8 +416,14 @@ static vd_code refused(const char *url, const char *what, vd_err *err) {
 
 vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   p->etag[0] = 0;
-  if (vd_url_check(p->url, err)) return err->code;
+  if (p->del) return vd_delete(ctx, p->url, err);
+  if (vd_url_check(p->url, err) || (p->copy_from && vd_url_check(p->copy_from, err))) return err->code;
   const vd_backend_ops *b = vd_backend_of(p->url);
+  if (p->copy_from && vd_backend_of(p->copy_from) != b) {
+    char where[600];
+    vd_url_redact(p->url, where, sizeof where);
+    return vd_fail(err, VD_INVALID, "%s: a copy comes from the same store only", where);
+  }
   return b->put ? b->put(ctx, p, err) : refused(p->url, "write", err);
 }
 

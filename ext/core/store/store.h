@@ -57,7 +57,14 @@ typedef struct vd_putreq {
   int nmeta;
   const char *if_match; /* put only over an object with this etag (NULL: whatever is there) */
   int if_none_match;    /* put only when no object exists yet (create-only) */
-  char etag[128];       /* out: the new object's etag */
+  /* A server-side copy instead of a body: the object at copy_from (same backend and
+   * bucket or container), its user metadata included (meta and body unused). Local
+   * files: a hard link, so no byte is copied. A missing source is VD_NOTFOUND. */
+  const char *copy_from;
+  /* A DELETE of url instead (vd_put_many only: many deletes in parallel on the http
+   * transport; a missing object is no error, as for vd_delete). */
+  int del;
+  char etag[128];       /* out: the new object's etag (none after a copy on S3) */
 } vd_putreq;
 /* A failed If-Match / If-None-Match is VD_PRECONDITION: nothing was written. */
 vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
@@ -72,6 +79,14 @@ vd_code vd_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs
 vd_code vd_store_make_dirs(const char *url, vd_err *err);
 /* Deleting a missing object is not an error. */
 vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err);
+/* Removes what puts that were interrupted (kill -9) left under the folder url, older
+ * than age seconds: the file backend's temporary files, which no listing shows; *n
+ * gets how many. With prune, also the folders under url left empty (a scratch area's).
+ * Nothing to do on object stores (an unfinished upload leaves nothing). */
+vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int prune, int64_t *n, vd_err *err);
+/* Removes the folder url once it is empty, where folders exist (local files): what
+ * vd_store_make_dirs made for objects that are all deleted now. Nothing elsewhere. */
+void vd_store_remove_dir(const char *url);
 
 typedef struct vd_listent {
   char *key;       /* relative to the listed URL's directory (its part up to the last '/') */

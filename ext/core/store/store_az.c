@@ -59,12 +59,14 @@ static int add(hdrs *h, const char *fmt, ...) {
 
 /* The headers of a request; -1 when out of memory or too many (metadata is bounded
  * before: check_meta). */
-static int build_headers(hdrs *h, const char *method, const char *range, const vd_putreq *put) {
+static int build_headers(hdrs *h, const char *method, const char *range, const vd_putreq *put, const char *copy_src) {
   char date[32];
   vd_az_date(time(NULL), date);
   if (add(h, "x-ms-date: %s", date) || add(h, "x-ms-version: %s", VD_AZ_VERSION)) return -1;
   if (range && add(h, "Range: bytes=%s", range)) return -1;
-  if (put && strcmp(method, "PUT") == 0) {
+  if (put && copy_src && strcmp(method, "PUT") == 0) { /* Copy Blob: metadata comes from the source */
+    if (add(h, "Content-Length: 0") || add(h, "x-ms-copy-source: %s", copy_src) || add(h, "Expect:")) return -1;
+  } else if (put && strcmp(method, "PUT") == 0) {
     /* explicit, so the signed values are the sent ones (curl would add its own
      * Content-Length; Expect: 100-continue is removed, it only costs a round trip) */
     if (add(h, "Content-Length: %zu", put->len) || add(h, "Content-Type: application/octet-stream") ||
@@ -105,7 +107,10 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *curl, const char *url, const char *
     rc = vd_az_blob_url(&c, url, 1, &real, err);
   else if (!(real = strdup(url)))
     rc = vd_nomem(err);
-  if (!rc && build_headers(&h, method, range, put)) rc = vd_nomem(err);
+  char *src = NULL; /* a copy's source blob, on the same account (Shared Key authorizes it there) */
+  if (!rc && put && put->copy_from) rc = vd_az_blob_url(&c, put->copy_from, 1, &src, err);
+  if (!rc && build_headers(&h, method, range, put, src)) rc = vd_nomem(err);
+  free(src);
   /* Shared Key when there is a key (a connection string with both uses it), unless the
    * URL carries a SAS of its own (the service refuses a request with both); else the
    * SAS already in the URL */

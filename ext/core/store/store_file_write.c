@@ -11,6 +11,7 @@
  * put or delete in between (tools that write the files themselves are not held back:
  * the etag, with its inode and nanosecond time, still shows their change to the next
  * conditional put). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,6 +126,29 @@ static vd_code current_etag(target *t, char *etag, size_t n, vd_err *err) {
   return VD_OK;
 }
 
+/* Replaces the fresh temporary file tmp (open as *fd) by a hard link to the source of a
+ * copy: files are never changed in place (a put renames a new file over the name), so
+ * two names of one file are two objects with the same bytes and metadata. */
+static vd_code link_copy(const char *src_url, const char *tmp, int *fd, vd_err *err) {
+  char *src = vd_url_path(src_url);
+  if (!src) return vd_nomem(err);
+  vd_code rc = VD_OK;
+  struct stat st;
+  close(*fd);
+  *fd = -1;
+  unlink(tmp);
+  if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode))
+    rc = errno == ENOENT || errno == ENOTDIR ? vd_fail(err, VD_NOTFOUND, "%s: no such file (the copy's source)", src)
+                                             : vd_fail(err, VD_IO, "%s: not a regular file (the copy's source)", src);
+  else if (link(src, tmp) != 0)
+    rc = errno == ENOENT ? vd_fail(err, VD_NOTFOUND, "%s: no such file (the copy's source)", src)
+                         : vd_fail(err, VD_IO, "%s: cannot link (%s)", src, strerror(errno));
+  else if ((*fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0)
+    rc = vd_fail(err, VD_IO, "%s: cannot open (%s)", tmp, strerror(errno));
+  free(src);
+  return rc;
+}
+
 vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
   target t;
   char *tmp = NULL;
@@ -143,9 +167,13 @@ vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
     tmp = NULL;
     goto done;
   }
-  fchmod(fd, 0644); /* mkstemp's 0600 would hide the object from other readers */
-  if ((rc = write_all(fd, p->body, p->len, t.path, err))) goto done;
-  for (int i = 0; i < p->nmeta && !rc; i++) rc = set_meta(fd, &p->meta[i], t.path, err);
+  if (p->copy_from) { /* a copy is a second name of the source's file: its bytes and user.* */
+    if ((rc = link_copy(p->copy_from, tmp, &fd, err))) goto done;
+  } else {
+    fchmod(fd, 0644); /* mkstemp's 0600 would hide the object from other readers */
+    if ((rc = write_all(fd, p->body, p->len, t.path, err))) goto done;
+    for (int i = 0; i < p->nmeta && !rc; i++) rc = set_meta(fd, &p->meta[i], t.path, err);
+  }
   if (rc) goto done;
   if (fsync(fd) != 0) {
     rc = vd_fail(err, VD_IO, "%s: fsync failed (%s)", t.path, strerror(errno));
@@ -209,4 +237,50 @@ vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err) {
   }
   target_free(&t);
   return rc;
+}
+
+/* Temporary files of puts that never finished, under dir (recursively). */
+static void sweep_dir(const char *dir, time_t cut, int depth, int prune, int64_t *n) {
+  DIR *d = depth < 16 ? opendir(dir) : NULL;
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    char *p = malloc(len);
+    if (!p) break;
+    snprintf(p, len, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        sweep_dir(p, cut, depth + 1, prune, n);
+        if (prune && st.st_mtime <= cut) rmdir(p); /* only when empty, and old: not one just made */
+      }
+      else if (S_ISREG(st.st_mode) && !strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) && st.st_mtime <= cut &&
+               unlink(p) == 0)
+        (*n)++;
+    }
+    free(p);
+  }
+  closedir(d);
+}
+
+vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int prune, int64_t *n, vd_err *err) {
+  (void)ctx;
+  *n = 0;
+  if (vd_url_check(url, err)) return err->code;
+  if (!vd_store_is_local(url)) return VD_OK;
+  char *path = vd_url_path(url);
+  if (!path) return vd_nomem(err);
+  sweep_dir(path, time(NULL) - (time_t)age, 0, prune, n);
+  free(path);
+  return VD_OK;
+}
+
+void vd_store_remove_dir(const char *url) {
+  vd_err e;
+  if (vd_url_check(url, &e) || !vd_store_is_local(url)) return;
+  char *path = vd_url_path(url);
+  if (path) rmdir(path); /* fails, as it should, while anything is in it */
+  free(path);
 }

@@ -84,6 +84,7 @@ typedef struct xfer {
   const char *method;       /* PUT or DELETE (vd_http_send); NULL: GET, or HEAD with head */
   vd_putreq *put;           /* a PUT's body and conditions */
   size_t upoff;             /* body bytes handed to curl by this attempt */
+  int copy_pending;         /* Azure's Copy Blob answered x-ms-copy-status: pending */
 } xfer;
 
 static double now(void) {
@@ -436,6 +437,8 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   } else if (x->hook && x->hook->error_header && nl == strlen(x->hook->error_header) &&
              strncasecmp(line, x->hook->error_header, nl) == 0) {
     snprintf(x->ecode, sizeof x->ecode, "%.*s", (int)vl, v);
+  } else if (nl == 16 && strncasecmp(line, "x-ms-copy-status", 16) == 0) {
+    x->copy_pending = vl == 7 && strncasecmp(v, "pending", 7) == 0;
   } else if (nl == 4 && strncasecmp(line, "etag", 4) == 0) {
     snprintf(x->hinfo.etag, sizeof x->hinfo.etag, "%.*s", (int)vl, v);
   } else if (starts(line, nl, "x-amz-meta-", &k) || starts(line, nl, "x-ms-meta-", &k) ||
@@ -734,6 +737,13 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
       r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect without a usable Location", url, status);
       return 1;
     }
+    if (x->hook) { /* a signed request: its hook always rebuilds the service's own URL */
+      char to[600];
+      vd_url_redact(loc, to, sizeof to);
+      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect to %s, not followed (requests of this store are signed "
+                      "for its endpoint; set the endpoint the service names)", url, status, to);
+      return 1;
+    }
     if (x->hops >= MAX_HOPS) {
       char to[600];
       vd_url_redact(loc, to, sizeof to);
@@ -772,6 +782,12 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   }
   if (status == 404 || status == 410) {
     r->rc = vd_fail(&r->err, VD_NOTFOUND, "%s: HTTP %ld %s%s", url, status, vd_http_reason(status), code);
+    return 1;
+  }
+  if (x->method && status >= 200 && status < 300 && x->copy_pending) {
+    /* vdsql copies within one account, which Azure completes at once; a copy left
+     * running (another account, a huge blob) is not waited for: said, not assumed done */
+    r->rc = vd_fail(&r->err, VD_IO, "%s: the copy was accepted but not finished (x-ms-copy-status: pending)", url);
     return 1;
   }
   if (x->method && status >= 200 && status < 300) { /* a PUT or DELETE done: its etag is the answer */
@@ -1034,8 +1050,8 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err 
     rs[i].len = -1;
     xs[i].req = &rs[i];
     xs[i].hook = vd_backend_of(puts[i]->url)->hook;
-    xs[i].method = "PUT";
-    xs[i].put = puts[i];
+    xs[i].method = puts[i]->del ? "DELETE" : "PUT";
+    xs[i].put = puts[i]->del ? NULL : puts[i];
   }
   run(ctx, xs, n);
   for (int i = 0; i < n; i++) {
@@ -1082,7 +1098,7 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
   for (int i = 0; i < n; i++) { /* what the backend's put refuses is refused here, without a request */
     char where[600];
     vd_url_redact(p[i]->url, where, sizeof where);
-    if ((rc[i] = check_put(p[i], where, &errs[i]))) continue;
+    if (!p[i]->del && (rc[i] = check_put(p[i], where, &errs[i]))) continue;
     vd_store_invalidate(ctx, p[i]->url);
     at[m] = i;
     ok[m++] = p[i];

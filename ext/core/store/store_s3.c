@@ -130,7 +130,21 @@ static int put_headers(struct curl_slist **l, const vd_putreq *p) {
   SHA256(p->len ? (const unsigned char *)p->body : (const unsigned char *)"", p->len, md);
   for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) sprintf(hex + 2 * i, "%02x", md[i]);
   if (add(l, "x-amz-content-sha256: %s", hex) || add(l, "Content-Type: application/octet-stream")) return -1;
-  for (int i = 0; i < p->nmeta; i++)
+  if (p->copy_from) { /* CopyObject: the source's metadata comes along (directive COPY) */
+    const char *b, *k, *q;
+    size_t bn, kn;
+    if (split(p->copy_from, &b, &bn, &k, &kn, &q)) return -1;
+    char *src = malloc(3 * (bn + kn) + 4);
+    if (!src) return -1;
+    src[0] = '/';
+    char *o = enc(src + 1, b, bn, 0, 1);
+    *o++ = '/';
+    enc(o, k, kn, 1, 1);
+    int bad = add(l, "x-amz-copy-source: %s", src) || add(l, "x-amz-metadata-directive: COPY");
+    free(src);
+    if (bad) return -1;
+  }
+  for (int i = 0; i < p->nmeta && !p->copy_from; i++)
     if (add(l, "x-amz-meta-%s: %s", p->meta[i].key, p->meta[i].value)) return -1;
   if (p->if_match) {
     size_t n = strlen(p->if_match);
