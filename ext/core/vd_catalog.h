@@ -51,12 +51,16 @@ typedef struct vd_filter {
 /* Named, writable tables: CREATE VIRTUAL TABLE t USING rel(args...). Scans use the
  * relation's cursor functions on what open returns. Writes happen inside begin ..
  * sync (where the commit work is done and may fail) .. commit, or rollback. */
+enum { VD_CONFLICT_ABORT = 0, VD_CONFLICT_REPLACE = 1, VD_CONFLICT_IGNORE = 2 };
+
 typedef struct vd_table_ops {
   vd_code (*connect)(vd_ctx *ctx, const char *const *args, int nargs, void **tab, vd_err *err);
   void (*disconnect)(void *tab);
   vd_code (*open)(vd_ctx *ctx, void *tab, void **cur, vd_err *err); /* ctx: the connection's, as for connect */
-  /* row holds a value for every non-argument column, in order */
-  vd_code (*insert)(void *tab, const vd_value *row, int replace, int64_t *rowid, vd_err *err);
+  /* row holds a value for every non-argument column, in order; conflict is the
+   * statement's VD_CONFLICT_*: a row that breaks a rule returns VD_CONSTRAINT, which the
+   * front end turns into the statement's error, or into skipping the row for OR IGNORE */
+  vd_code (*insert)(void *tab, const vd_value *row, int conflict, int64_t *rowid, vd_err *err);
   vd_code (*remove)(void *tab, int64_t rowid, vd_err *err);
   vd_code (*begin)(void *tab, vd_err *err);
   vd_code (*sync)(void *tab, vd_err *err);

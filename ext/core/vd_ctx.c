@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store/cache.h"
 #include "store/store.h"
@@ -30,6 +31,8 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.lindi_prefix = 128 << 10;
   ctx->cfg.vtkhdf_prefix = 1 << 20;
   ctx->cfg.lock_timeout = 5;
+  ctx->cfg.commit_lease = 60;
+  ctx->cfg.stage_ttl = 86400;
   ctx->cfg.http_max_excess = 4 << 20;
   ctx->cfg.max_alloc = 256 << 20;
   ctx->cache = vd_cache_new();
@@ -49,7 +52,9 @@ void vd_ctx_free(vd_ctx *ctx) {
 }
 
 /* K_STR and K_SECRET: hi is the field's size; a K_SECRET is shown as '(set)', never echoed. */
-typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_SECRET, K_BOOL, K_ACTION } kind;
+/* K_URL: a string that must be an http(s) URL (or empty) and is shown redacted, since a
+ * URL may carry userinfo or a signed query */
+typedef enum { K_REAL, K_INT, K_INT64, K_STR, K_URL, K_SECRET, K_BOOL, K_ACTION } kind;
 typedef struct {
   const char *key;
   kind k;
@@ -73,11 +78,15 @@ static const setting settings[] = {
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
+    {"commit_lease", K_REAL, OFF(commit_lease), 1, 1e6,
+     "seconds an OpenVDS commit holds its layer unrenewed; then a writer on another machine may finish it"},
+    {"stage_ttl", K_REAL, OFF(stage_ttl), 0, 1e9,
+     "seconds after which vds_repair deletes the staged chunks of a transaction that never committed"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
-    {"s3_endpoint", K_STR, OFF(s3_endpoint), 0, CAP(s3_endpoint),
+    {"s3_endpoint", K_URL, OFF(s3_endpoint), 0, CAP(s3_endpoint),
      "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)"},
     {"s3_region", K_STR, OFF(s3_region), 0, CAP(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)"},
     {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, CAP(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)"},
@@ -115,6 +124,7 @@ static char *show(const vd_ctx *ctx, const setting *s) {
     case K_INT: snprintf(buf, sizeof buf, "%d", *(const int *)(base + s->off)); break;
     case K_INT64: snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(base + s->off)); break;
     case K_STR: snprintf(buf, sizeof buf, "%s", base + s->off); break;
+    case K_URL: vd_url_redact(base + s->off, buf, sizeof buf); break;
     case K_SECRET: snprintf(buf, sizeof buf, "%s", base[s->off] ? "(set)" : ""); break;
     case K_BOOL: snprintf(buf, sizeof buf, "%s", *(const int *)(base + s->off) ? "on" : "off"); break;
     case K_ACTION: snprintf(buf, sizeof buf, "ok"); break;
@@ -149,10 +159,16 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
       if (!on && strcmp(value, "off") != 0 && strcmp(value, "0") != 0)
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected 'on' or 'off'", s->key, value);
       *(int *)(base + s->off) = on;
-    } else if (s->k == K_STR || s->k == K_SECRET) {
+    } else if (s->k == K_STR || s->k == K_URL || s->k == K_SECRET) {
       size_t n = strlen(value), cap = (size_t)s->hi;
       if (n >= cap)
         return vd_fail(err, VD_INVALID, "vdsql_config('%s'): value too long", s->key);
+      if (s->k == K_URL && n && strncasecmp(value, "http://", 7) && strncasecmp(value, "https://", 8)) {
+        char shown[600];
+        vd_url_redact(value, shown, sizeof shown);
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected an http:// or https:// URL", s->key,
+                       shown);
+      }
       memcpy(base + s->off, value, n + 1);
       vd_store_config_changed(ctx);
     } else {

@@ -29,6 +29,10 @@ typedef struct vd_config {
   int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */
   int64_t vtkhdf_prefix;   /* bytes of a remote VTKHDF file asked for with its first request */
   double lock_timeout;     /* seconds a writer waits for another writer's lock */
+  double commit_lease;     /* seconds an OpenVDS commit holds its layer's record unrenewed,
+                              after which a writer on another machine may finish it */
+  double stage_ttl;        /* seconds after which vds_repair deletes an uncommitted
+                              transaction's staged chunk objects */
   char allowed_hosts[512]; /* hosts (host or host:port, comma-separated, '*' any) that links,
                               sources and redirects of a remote dataset may reach besides
                               its own scheme, host and port */

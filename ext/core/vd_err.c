@@ -25,6 +25,15 @@ vd_code vd_err_prefix(vd_err *e, const char *fmt, ...) {
   return e->code;
 }
 
+vd_code vd_err_suffix(vd_err *e, const char *fmt, ...) {
+  size_t n = strlen(e->msg);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+  va_end(ap);
+  return e->code;
+}
+
 void vd_err_clear(vd_err *e) {
   e->code = VD_OK;
   e->msg[0] = 0;

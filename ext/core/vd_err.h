@@ -31,6 +31,8 @@ vd_code vd_fail(vd_err *e, vd_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prepends "context: " to an existing message, keeps the code. */
 vd_code vd_err_prefix(vd_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends text to an existing message, keeps the code. */
+vd_code vd_err_suffix(vd_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vd_err_clear(vd_err *e);
 vd_code vd_nomem(vd_err *e);
 

@@ -491,7 +491,11 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
     int n = argc - 2 < 64 ? argc - 2 : 64;
     for (int i = 0; i < n; i++) row[i] = vdsql_arg(argv[2 + i]);
     int64_t id = 0;
-    rc = ops->insert(t->tab, row, sqlite3_vtab_on_conflict(t->db) == SQLITE_REPLACE, &id, &e);
+    int oc = sqlite3_vtab_on_conflict(t->db);
+    rc = ops->insert(t->tab, row,
+                     oc == SQLITE_REPLACE ? VD_CONFLICT_REPLACE : oc == SQLITE_IGNORE ? VD_CONFLICT_IGNORE
+                                                                                        : VD_CONFLICT_ABORT,
+                     &id, &e);
     *rowid = id;
   } else {
     rc = vd_fail(&e, VD_UNSUPPORTED, "%s: UPDATE is not supported; use INSERT OR REPLACE or DELETE", t->rel->name);

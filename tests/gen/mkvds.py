@@ -488,7 +488,17 @@ def build_audit(root):
             else:
                 verdict = "ok"
             if verdict in ("mismatch", "size_mismatch", "orphan_object") and ohash is not None:
-                fixed = ["%016x" % ohash, osize if wavelet else None]
+                # can the object be this chunk at all (docs/openvds.md, bad_object)? A constant
+                # or NoValue hash only on an empty object (OpenVDS stores constants so), a
+                # data hash never on one, and an uncompressed object is exactly the chunk's
+                # 24-byte descriptor and samples
+                special = ohash == NOVALUE_HASH or ohash >> 32 == 0x01010101
+                sizes, _ = Layout.chunk_size(grid, Layout.position(grid, c), lod)
+                fits = osize == 0 if special else osize > 0 and (wavelet or osize == 24 + sizes[0] * sizes[1] * sizes[2] * 4)
+                if fits:
+                    fixed = ["%016x" % ohash, osize if wavelet else None]
+                else:
+                    verdict = "bad_object"
             rows[str(c)] = {"page_status": status, "page_hash": signed(h) if status != "unwritten" else None,
                             "object_hash": signed(ohash) if ohash is not None else None, "object_size": osize,
                             "verdict": verdict, "fixed": fixed}
@@ -513,6 +523,13 @@ def build_audit(root):
     def hb(h):
         return struct.pack("<Q", h)
 
+    def real(c, lod=0):
+        """A chunk object that can be chunk c of the None layer: its descriptor (section 9:
+        3-D, the chunk's size, R32, 1 component) and its samples (zeros: never read)."""
+        grid = lay.grid([0, 1, 2], lod, lay.channels[0])
+        sizes, _ = Layout.chunk_size(grid, Layout.position(grid, c), lod)
+        return struct.pack("<6i", 3, sizes[0], sizes[1], sizes[2], 3, 1) + bytes(sizes[0] * sizes[1] * sizes[2] * 4)
+
     H = [w.random_hash() for _ in range(40)]
     # Dimensions_012LOD0: 8-byte entries
     plan = {
@@ -521,20 +538,24 @@ def build_audit(root):
         2: {"page": ("constant", 0.5)},                                                            # ok: no object needed
         3: {"page": "novalue"},                                                                    # ok
         4: {"page": ("constant", 1.0), "obj": {"body": b"", "meta": b64(hb(constant_hash(1.0)))}},  # ok: empty object
-        5: {"page": ("data", H[5]), "obj": {"size": 305, "meta": b64(hb(H[6]))}},                 # mismatch
+        5: {"page": ("data", H[5]), "obj": {"body": real(5), "meta": b64(hb(H[6]))}},             # mismatch
         6: {"page": ("data", H[7])},                                                               # missing_object
         7: {"page": ("data", H[8]), "obj": {"size": 307}},                                        # missing_metadata
         8: {"page": ("data", H[9]), "obj": {"size": 308, "meta": "not base64!"}},                 # missing_metadata
         9: {"page": ("data", H[10]), "obj": {"size": 309, "meta": b64(hb(H[10]) + bytes(16))}},   # wrong length
-        10: {"obj": {"size": 310, "meta": b64(hb(H[11]))}},                                       # orphan, repairable
+        10: {"obj": {"body": real(10), "meta": b64(hb(H[11]))}},                                  # orphan, repairable
         11: {"obj": {"size": 311}},                                                                # orphan, no metadata
-        12: {"page": ("constant", 0.0), "obj": {"size": 312, "meta": b64(hb(H[12]))}},            # mismatch
+        12: {"page": ("constant", 0.0), "obj": {"body": real(12), "meta": b64(hb(H[12]))}},       # mismatch
         13: {"page": ("data", H[13]), "obj": {"size": 313, "meta": b64(hb(H[13])),
                                               "meta_key": "VDS-Chunk-Metadata"}},                  # ok: legacy key
         15: {"page": ("data", H[15]), "obj": {"size": 315, "meta": "AAAAAAAAAAA="}},              # hash 0: not usable
-        17: {"obj": {"size": 317, "meta": b64(hb(H[17]))}},                                       # orphan on page 2 (-1)
+        17: {"obj": {"body": real(17), "meta": b64(hb(H[17]))}},                                  # orphan on page 2 (-1)
+        18: {"obj": {"size": 318, "meta": b64(hb(NOVALUE_HASH))}},                                # bad_object: NoValue, 318 bytes
+        19: {"obj": {"body": b"", "meta": b64(hb(constant_hash(1.5)))}},                          # orphan: an OpenVDS constant
+        20: {"obj": {"size": 320, "meta": b64(hb(H[18]))}},                                       # bad_object: wrong size
         40: {"page": ("data", H[20]), "obj": {"size": 340, "meta": b64(hb(H[20]))}},              # ok
-        83: {"page": ("data", H[21]), "obj": {"size": 383, "meta": b64(hb(H[22]))}},              # mismatch, last page
+        83: {"page": ("data", H[21]), "obj": {"body": real(83), "meta": b64(hb(H[22]))}},         # mismatch, last page
+        82: {"page": ("data", H[19]), "obj": {"size": 382, "meta": b64(hb(H[16]))}},              # bad_object: garbage
     }
     make_layer("Dimensions_012LOD0", 0, False, 8, plan, drop_pages=(2,))
     # objects under the layer that are no chunk of it: listed with chunk NULL, never audited

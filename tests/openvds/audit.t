@@ -411,7 +411,8 @@ def main():
         p = subprocess.run([sys.executable, MKVDS, "audit", root], check=True, capture_output=True, text=True)
         exp = json.loads(p.stdout)
         verdicts = {r["verdict"] for layer in exp["layers"].values() for r in layer["rows"].values()}
-        ok(verdicts == {"ok", "mismatch", "missing_object", "missing_metadata", "orphan_object", "size_mismatch"},
+        ok(verdicts == {"ok", "mismatch", "missing_object", "missing_metadata", "orphan_object", "size_mismatch",
+                        "bad_object"},
            "the dataset holds every verdict: %s" % ", ".join(sorted(verdicts)))
         local_file_checks(tmp, exp, root)
         http_refusal(tmp, root)

@@ -19,3 +19,7 @@ SELECT key, value FROM vdsql_config() WHERE key LIKE 'azure%';
 -- switches: 'on'/'off' (or 1/0), shown as on/off; anything else refused
 SELECT vdsql_config('progress'), vdsql_config('progress', 'on'), vdsql_config('progress', 0), vdsql_config('vtkhdf_absolute_paths', 1);
 SELECT vdsql_config('progress', 'yes');
+-- the S3 endpoint is a URL: shown redacted (no userinfo, no query values), and only http(s)
+SELECT vdsql_config('s3_endpoint', 'http://user:pw@127.0.0.1:9/?X-Amz-Signature=abc'), vdsql_config('s3_endpoint');
+SELECT vdsql_config('s3_endpoint', 'ftp://127.0.0.1/');
+SELECT vdsql_config('s3_endpoint', ''), vdsql_config('commit_lease'), vdsql_config('stage_ttl');

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../store/store.h"
 #include "openvds_objects.h"
@@ -39,9 +40,25 @@ static const char *meta_of(const vd_objinfo *i) {
   return m ? m : vd_objinfo_meta(i, "vds-chunk-metadata");
 }
 
+/* Two keys OpenVDS would both accept (any key ending in vdschunkmetadata or the legacy
+ * suffix, spec section 5) that disagree: OpenVDS takes whichever it meets first. */
+static int conflicting(const vd_objinfo *i, const char *m) {
+  static const char *const suffix[] = {"vdschunkmetadata", "vds-chunk-metadata"};
+  for (int k = 0; k < i->nmeta; k++) {
+    size_t kl = strlen(i->meta[k].key);
+    for (int s = 0; s < 2; s++) {
+      size_t sl = strlen(suffix[s]);
+      if (kl >= sl && strcasecmp(i->meta[k].key + kl - sl, suffix[s]) == 0 && strcmp(i->meta[k].value, m) != 0)
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static vd_code set_meta(vds_obj *o, const vd_objinfo *i, vd_err *err) {
   const char *m = meta_of(i);
   o->known = 1;
+  o->meta_conflict = m && conflicting(i, m);
   if (m && !(o->meta = strdup(m))) return vd_nomem(err);
   return VD_OK;
 }

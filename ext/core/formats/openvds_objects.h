@@ -24,6 +24,7 @@ typedef struct vds_obj {
   char *meta;      /* raw vdschunkmetadata (or legacy VDS-Chunk-Metadata) value; NULL: none */
   int known;       /* metadata known: the listing gave it or the HEAD was made */
   int gone;        /* removed between the listing and its HEAD */
+  int meta_conflict; /* another key that ends in vdschunkmetadata holds another value */
 } vds_obj;
 
 typedef struct vds_objlist {
@@ -45,7 +46,7 @@ void vds_objlist_free(vds_objlist *ol);
 
 /* The audit (docs/openvds.md, vds_audit, defines each verdict). */
 enum vds_verdict { VDS_V_OK = 0, VDS_V_MISMATCH, VDS_V_MISSING_OBJECT, VDS_V_MISSING_METADATA, VDS_V_ORPHAN,
-                   VDS_V_SIZE_MISMATCH };
+                   VDS_V_SIZE_MISMATCH, VDS_V_BAD_OBJECT, VDS_V_COUNT_MISMATCH };
 const char *vds_verdict_name(int v);
 
 typedef struct vds_audit_row {
@@ -59,22 +60,36 @@ typedef struct vds_audit_row {
   int verdict;
   int repairable;             /* the page entry can be rewritten from the object */
   unsigned char fix[28];      /* that entry */
+  /* why an object cannot be the chunk (bad_object), or for a count_mismatch row (chunk
+   * -1, after every chunk's row) which LayerStatus count disagrees with the pages */
+  char detail[160];
 } vds_audit_row;
 
 typedef struct vds_audit vds_audit;
 /* Lists and HEADs every object of the layer (progress reported as "<what>"), then
  * rows come out in chunk order: one per chunk with a written page entry or an object
- * (every chunk for a layer without pages, where each must have an object). */
+ * (every chunk for a layer without pages, where each must have an object), then one
+ * count_mismatch row (chunk -1) per LayerStatus count that disagrees with what the
+ * pages and objects add up to. An object the pages disagree with is adopted only when
+ * it can be the chunk (bad_object otherwise): its metadata's hash fits its size (a
+ * constant or NoValue hash only on an empty object, as OpenVDS writes them; a data
+ * hash never on one), an uncompressed object has exactly the chunk's size, and a
+ * compressed one's descriptor (one 24-byte range read) has the chunk's dimensions,
+ * format and components. */
 vd_code vds_audit_open(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, const char *what, vds_audit **out,
                        vd_err *err);
 /* The next row; *eof set at the end. */
 vd_code vds_audit_next(vds_audit *a, vds_audit_row *row, int *eof, vd_err *err);
 void vds_audit_close(vds_audit *a);
 
-/* Rewrites every repairable entry (mismatch, size_mismatch, orphan_object whose object
- * carries usable metadata) through the page layer and writes the pages and LayerStatus
- * back (conditional writes); *changed = entries rewritten. A read-only store is
- * refused before anything is read. */
+/* Under the layer's commit record (a dead writer's commit finished first): rewrites
+ * every repairable entry (mismatch, size_mismatch, orphan_object whose object can be
+ * the chunk) through the page layer, writes the pages and LayerStatus back with its
+ * counts recomputed from the pages and objects (conditional writes), and deletes the
+ * staged objects of transactions that never committed (older than stage_ttl);
+ * *changed = entries rewritten plus LayerStatus counts that disagreed with the pages
+ * before the repair (count_mismatch rows). A read-only store is refused before
+ * anything is read. */
 vd_code vds_repair(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t *changed, vd_err *err);
 
 /* Wavelet adaptive levels (spec section 4): bytes of the object needed for level

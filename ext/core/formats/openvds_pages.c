@@ -28,6 +28,8 @@ void vds_pages_close(vds_pages *pl) {
   vd_blob_unref(pl->page);
   vd_ahead_close(pl->ahead);
   free(pl->dir);
+  free(pl->wpages);
+  free(pl->wnames);
   free(pl);
 }
 

@@ -52,6 +52,32 @@ int vds_pages_dirty(const vds_pages *pl); /* pages waiting for write-back */
 /* LayerStatus as a writer read it (with its etag) when it opened, so that the first
  * write-back needs no read of its own; a stale copy only costs a lost race. */
 vd_code vds_pages_set_status(vds_pages *pl, const void *body, size_t len, const char *etag, vd_err *err);
+/* What a write changes in a layer's LayerStatus counts (spec section 3). */
+typedef struct vds_counts {
+  int64_t valid, serialized, uncompressed;
+} vds_counts;
+/* The entry chunk's page held when its base was read (raw: entry_size bytes): VD_OK
+ * only for a chunk set in the dirty set. */
+vd_code vds_pages_base_entry(const vds_pages *pl, int64_t chunk, unsigned char *raw);
+/* The size of the object the old entry of a dirty chunk stood for (8-byte layers keep
+ * no size in the page: the writer learns it with a HEAD), so that serializedSize takes
+ * it off when the chunk is replaced. */
+void vds_pages_set_old_bytes(vds_pages *pl, int64_t chunk, int64_t bytes);
+/* What writing the dirty set over the bases as they are now changes in the counts:
+ * every chunk counts what its new entry adds and its old entry takes off (valid
+ * chunks; object sizes; uncompressed bytes of data chunks), on 8-byte and 28-byte
+ * layers alike, so the counts always follow the pages. */
+void vds_pages_counts(const vds_pages *pl, vds_counts *c);
+/* The two halves of vds_pages_write_back, for a writer that must record what it is
+ * about to do in between (openvds_commit.c): the dirty pages, each put If-Match its
+ * base (If-None-Match for a new page; a lost race re-reads and re-applies), their
+ * counts and names kept; then LayerStatus with c (NULL: the counts kept) added, or
+ * set when absolute, and the names of pages [0, n) (NULL: those kept) applied. */
+vd_code vds_pages_write_pages(vds_pages *pl, vd_err *err);
+vd_code vds_pages_write_status(vds_pages *pl, const vds_counts *c, int absolute, const int64_t *pages,
+                               const int64_t *names, int n, vd_err *err);
+/* The etag of LayerStatus as this page layer last read or wrote it ("" none). */
+const char *vds_pages_status_etag(const vds_pages *pl);
 /* Puts every dirty page (If-Match its etag, If-None-Match for a new page), then
  * LayerStatus (pageDirectory, validChunkCount, serializedSize, uncompressedSize,
  * If-Match). A lost race re-reads the fresh page or LayerStatus and re-applies this

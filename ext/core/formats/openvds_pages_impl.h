@@ -11,6 +11,7 @@ typedef struct vds_dirty_entry {
   int64_t chunk;
   unsigned char raw[28], old[28]; /* this writer's entry; what the base page held */
   int64_t object_bytes;
+  int64_t old_bytes;              /* size of the object the old entry stood for (8-byte layers) */
 } vds_dirty_entry;
 
 typedef struct vds_dirty_page {
@@ -46,6 +47,11 @@ struct vds_pages {
   int ndirty, dcap;
   vd_blob *status;       /* LayerStatus as last read or written, and its etag */
   char status_etag[128];
+  /* pages put by vds_pages_write_pages since the last LayerStatus write: their counts
+   * and stored names, for vds_pages_write_status */
+  vds_counts done;
+  int64_t *wpages, *wnames;
+  int nw, wcap;
 };
 
 int64_t vds_pages_stored(const vds_pages *pl, int64_t page);

@@ -1,10 +1,11 @@
 /* The page layer's write side (see openvds_pages.h): a dirty set of pages, each a copy
  * of the page as read with its etag plus this writer's entries, and the write-back that
  * puts the pages, then LayerStatus, as conditional writes. The LayerStatus counts are
- * worked out at write time against the page actually overwritten (spec section 3: an
- * 8-byte layer counts a chunk once, when it goes from unwritten to written; a 28-byte
- * layer adds the new entry and takes off the old one), so a re-applied entry is never
- * counted twice. */
+ * worked out at write time against the page actually overwritten: each chunk adds what
+ * its new entry stands for and takes off what its old one stood for, so a re-applied
+ * entry is never counted twice and the counts follow the pages (OpenVDS itself only
+ * counts an 8-byte chunk's first write, spec section 3, which leaves serializedSize wrong
+ * after an overwrite; the writer gives the old object's size, vds_pages_set_old_bytes). */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,12 +198,8 @@ static int64_t chunk_bytes(const vds_pages *pl, int64_t chunk) {
   return (int64_t)vds_shape_bytes(&s);
 }
 
-typedef struct counts {
-  int64_t valid, serialized, uncompressed;
-} counts;
-
 /* What writing d over its base changes in the LayerStatus counts. */
-static void count_page(const vds_pages *pl, const vds_dirty_page *d, counts *c) {
+static void count_page(const vds_pages *pl, const vds_dirty_page *d, vds_counts *c) {
   int es = pl->l->entry_size;
   for (int i = 0; i < d->nent; i++) {
     const vds_dirty_entry *x = &d->ent[i];
@@ -210,17 +207,39 @@ static void count_page(const vds_pages *pl, const vds_dirty_page *d, counts *c) 
     vds_entry_decode(x->old, es, &o);
     vds_entry_decode(x->raw, es, &n);
     int ow = o.status != VDS_S_UNWRITTEN, nw = n.status != VDS_S_UNWRITTEN;
-    if (es == 28) {
-      c->valid += nw - ow;
-      c->serialized += (int64_t)n.object_size - (int64_t)o.object_size;
-      c->uncompressed += ((n.status == VDS_S_DATA) - (o.status == VDS_S_DATA)) * chunk_bytes(pl, x->chunk);
-    } else if (!ow && nw) {
-      c->valid++;
-      c->serialized += x->object_bytes;
-      if (n.status == VDS_S_DATA) c->uncompressed += chunk_bytes(pl, x->chunk);
-    }
+    int od = o.status == VDS_S_DATA, nd = n.status == VDS_S_DATA;
+    c->valid += nw - ow;
+    if (es == 28) c->serialized += (int64_t)n.object_size - (int64_t)o.object_size;
+    else c->serialized += (nd ? x->object_bytes : 0) - (od ? x->old_bytes : 0);
+    c->uncompressed += (nd - od) * chunk_bytes(pl, x->chunk);
   }
 }
+
+void vds_pages_counts(const vds_pages *pl, vds_counts *c) {
+  memset(c, 0, sizeof *c);
+  for (int i = 0; i < pl->ndirty; i++) count_page(pl, &pl->dirty[i], c);
+}
+
+static vds_dirty_entry *dirty_entry(const vds_pages *pl, int64_t chunk) {
+  vds_dirty_page *d = vds_pages_find_dirty(pl, chunk / pl->l->page_size);
+  for (int i = 0; d && i < d->nent; i++)
+    if (d->ent[i].chunk == chunk) return &d->ent[i];
+  return NULL;
+}
+
+vd_code vds_pages_base_entry(const vds_pages *pl, int64_t chunk, unsigned char *raw) {
+  const vds_dirty_entry *e = dirty_entry(pl, chunk);
+  if (!e) return VD_NOTFOUND;
+  memcpy(raw, e->old, pl->l->entry_size);
+  return VD_OK;
+}
+
+void vds_pages_set_old_bytes(vds_pages *pl, int64_t chunk, int64_t bytes) {
+  vds_dirty_entry *e = dirty_entry(pl, chunk);
+  if (e) e->old_bytes = bytes;
+}
+
+const char *vds_pages_status_etag(const vds_pages *pl) { return pl->status ? pl->status_etag : ""; }
 
 static vd_code lost_race(const char *url, const char *what, vd_err *err) {
   char where[600];
@@ -230,7 +249,7 @@ static vd_code lost_race(const char *url, const char *what, vd_err *err) {
 }
 
 /* Puts d (If-Match its base's etag, or create-only), re-reading the base on a lost race. */
-static vd_code put_page(vds_pages *pl, vds_dirty_page *d, counts *c, vd_err *err) {
+static vd_code put_page(vds_pages *pl, vds_dirty_page *d, vds_counts *c, vd_err *err) {
   char *url = vds_pages_url(pl, d->name);
   if (!url) return vd_nomem(err);
   vd_code rc = VD_OK;
@@ -256,14 +275,14 @@ static vd_code put_page(vds_pages *pl, vds_dirty_page *d, counts *c, vd_err *err
 
 /* Adds n to the integer member key of o, when o has it (2.0.x-era LayerStatus has no
  * validChunkCount nor serializedSize: they are not made up). */
-static void add(cJSON *o, const char *key, int64_t n) {
+static void add(cJSON *o, const char *key, int64_t n, int absolute) {
   cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (cJSON_IsNumber(v)) cJSON_SetNumberValue(v, v->valuedouble + (double)n);
+  if (cJSON_IsNumber(v)) cJSON_SetNumberValue(v, (absolute ? 0 : v->valuedouble) + (double)n);
 }
 
 /* LayerStatus with this writer's counts and page names applied to its layer. */
-static vd_code apply_status(vds_pages *pl, const counts *c, const int64_t *pages, const int64_t *names, int n,
-                            const char *where, char **out, vd_err *err) {
+static vd_code apply_status(vds_pages *pl, const vds_counts *c, int absolute, const int64_t *pages,
+                            const int64_t *names, int n, const char *where, char **out, vd_err *err) {
   *out = NULL;
   cJSON *doc = cJSON_ParseWithLength((const char *)pl->status->data, pl->status->len), *o = NULL, *it;
   if (!doc) return vd_fail(err, VD_INVALID, "%s: not valid JSON", where);
@@ -275,9 +294,9 @@ static vd_code apply_status(vds_pages *pl, const counts *c, const int64_t *pages
     cJSON_Delete(doc);
     return vd_fail(err, VD_INVALID, "%s: layer %s is no longer listed", where, pl->l->name);
   }
-  add(o, "validChunkCount", c->valid);
-  add(o, "serializedSize", c->serialized);
-  add(o, "uncompressedSize", c->uncompressed);
+  add(o, "validChunkCount", c->valid, absolute);
+  add(o, "serializedSize", c->serialized, absolute);
+  add(o, "uncompressedSize", c->uncompressed, absolute);
   cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "pageDirectory");
   for (int i = 0; i < n && cJSON_IsArray(dir); i++) {
     cJSON *v = cJSON_GetArrayItem(dir, (int)pages[i]);
@@ -289,15 +308,15 @@ static vd_code apply_status(vds_pages *pl, const counts *c, const int64_t *pages
 }
 
 /* Puts LayerStatus (If-Match), re-reading it on a lost race. */
-static vd_code put_status(vds_pages *pl, const counts *c, const int64_t *pages, const int64_t *names, int n,
-                          vd_err *err) {
+static vd_code put_status(vds_pages *pl, const vds_counts *c, int absolute, const int64_t *pages,
+                          const int64_t *names, int n, vd_err *err) {
   char *url = vd_url_join(pl->ds->url, "LayerStatus"), where[600];
   if (!url) return vd_nomem(err);
   vd_url_redact(url, where, sizeof where);
   vd_code rc = VD_OK;
   for (int tries = 0;; tries++) {
     char *text;
-    if ((rc = apply_status(pl, c, pages, names, n, where, &text, err))) break;
+    if ((rc = apply_status(pl, c, absolute, pages, names, n, where, &text, err))) break;
     vd_putreq r = {.url = url, .body = text, .len = strlen(text), .if_match = pl->status_etag};
     rc = vd_put(pl->ctx, &r, err);
     if (!rc) { /* what was written is the base of the next write-back */
@@ -319,16 +338,19 @@ static vd_code put_status(vds_pages *pl, const counts *c, const int64_t *pages, 
   return rc;
 }
 
-vd_code vds_pages_write_back(vds_pages *pl, vd_err *err) {
+vd_code vds_pages_write_pages(vds_pages *pl, vd_err *err) {
   const vds_layer *l = pl->l;
   if (!pl->ndirty) return VD_OK;
-  counts c = {0};
-  int64_t *pages = malloc(pl->ndirty * sizeof *pages), *names = malloc(pl->ndirty * sizeof *names);
-  if (!pages || !names || (!pl->dir && !(pl->dir = malloc(l->page_count * sizeof *pl->dir)))) {
-    free(pages);
-    free(names);
-    return vd_nomem(err);
+  if (pl->nw + pl->ndirty > pl->wcap) {
+    int cap = pl->nw + pl->ndirty;
+    int64_t *a = realloc(pl->wpages, cap * sizeof *a);
+    if (a) pl->wpages = a;
+    int64_t *b = a ? realloc(pl->wnames, cap * sizeof *b) : NULL;
+    if (b) pl->wnames = b;
+    if (!a || !b) return vd_nomem(err);
+    pl->wcap = cap;
   }
+  if (!pl->dir && !(pl->dir = malloc(l->page_count * sizeof *pl->dir))) return vd_nomem(err);
   if (!pl->dir_own) { /* from now on this layer's reads follow the names written */
     for (int64_t i = 0; i < l->page_count; i++) pl->dir[i] = vds_page_stored(l, i);
     pl->dir_own = 1;
@@ -337,27 +359,44 @@ vd_code vds_pages_write_back(vds_pages *pl, vd_err *err) {
   int done = 0;
   for (; done < pl->ndirty; done++) {
     vds_dirty_page *d = &pl->dirty[done];
-    if ((rc = put_page(pl, d, &c, err))) break;
-    pages[done] = d->page;
-    names[done] = d->name;
-  }
-  /* the pages written are counted even when a later one failed: they are on the store
-   * (the first error is the one reported) */
-  if (done) {
-    vd_err e2 = {0};
-    vd_code rs = put_status(pl, &c, pages, names, done, rc ? &e2 : err);
-    if (!rc) rc = rs;
+    if ((rc = put_page(pl, d, &pl->done, err))) break;
+    pl->wpages[pl->nw] = d->page;
+    pl->wnames[pl->nw++] = d->name;
   }
   vd_blob_unref(pl->page); /* a scan's page may be one just written */
   pl->page = NULL;
   pl->page_of = -1;
   for (int i = 0; i < done; i++) {
-    pl->dir[pages[i]] = names[i];
+    pl->dir[pl->dirty[i].page] = pl->dirty[i].name;
     page_free(&pl->dirty[i]);
   }
   memmove(pl->dirty, pl->dirty + done, (pl->ndirty - done) * sizeof *pl->dirty);
   pl->ndirty -= done;
-  free(pages);
-  free(names);
+  return rc;
+}
+
+vd_code vds_pages_write_status(vds_pages *pl, const vds_counts *c, int absolute, const int64_t *pages,
+                               const int64_t *names, int n, vd_err *err) {
+  if (!pages) pages = pl->wpages, names = pl->wnames, n = pl->nw;
+  if (!c) c = &pl->done;
+  vd_code rc = pl->status ? VD_OK : load_status(pl, err);
+  if (!rc) rc = put_status(pl, c, absolute, pages, names, n, err);
+  if (!rc) {
+    memset(&pl->done, 0, sizeof pl->done);
+    pl->nw = 0;
+  }
+  return rc;
+}
+
+vd_code vds_pages_write_back(vds_pages *pl, vd_err *err) {
+  if (!pl->ndirty) return VD_OK;
+  vd_code rc = vds_pages_write_pages(pl, err);
+  /* the pages written are counted even when a later one failed: they are on the store
+   * (the first error is the one reported) */
+  if (pl->nw) {
+    vd_err e2 = {0};
+    vd_code rs = vds_pages_write_status(pl, NULL, 0, NULL, NULL, 0, rc ? &e2 : err);
+    if (!rc) rc = rs;
+  }
   return rc;
 }

@@ -17,19 +17,22 @@ vd_code vds_create(vd_ctx *ctx, const char *url, const char *layout_json, size_t
  * how LayerStatus is written. */
 char *vds_json_print(void *cjson_doc);
 
-/* A writer of one layer. Chunks put are queued (object built: descriptor, RLE or zlib,
- * constant detection, hash) and uploaded in parallel batches; a chunk's page entry is
- * set only once its object is stored. commit uploads what is queued, then writes the
- * dirty pages and LayerStatus (conditional writes, a lost race retried on the fresh
- * copy); rollback forgets the queue and the entries (objects already uploaded stay, as
- * orphans). */
+/* A writer of one layer, with the commit protocol of openvds_commit.h. Chunks put are
+ * queued (object built: descriptor, RLE or zlib, constant detection, hash) and
+ * uploaded in parallel batches to the transaction's staging folder, where no reader
+ * looks; commit uploads what is queued, then puts the staged chunks in place with the
+ * pages and LayerStatus, all or nothing; rollback deletes the staged objects. Opening a
+ * writer first finishes a commit that a dead writer left behind. */
 typedef struct vds_writer vds_writer;
 vd_code vds_writer_open(vd_ctx *ctx, const char *url, const char *layer, vds_writer **out, vd_err *err);
 void vds_writer_close(vds_writer *w);
 const vds_dataset *vds_writer_dataset(const vds_writer *w);
 /* data: the chunk's samples, margins included, in the layer's format. Nothing is sent
- * for a refused chunk (wrong length, out of range, wavelet layer, read-only store). */
-vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, vd_err *err);
+ * for a refused chunk (wrong length, out of range, wavelet layer, read-only store).
+ * conflict (VDS_ON_*, openvds_commit.h): a chunk already written (committed, or put
+ * earlier in this transaction) is VD_CONSTRAINT for a plain INSERT and for OR IGNORE
+ * (whose row the front end then skips); OR REPLACE replaces it. */
+vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, int conflict, vd_err *err);
 vd_code vds_writer_commit(vds_writer *w, vd_err *err);
 /* Chunks put so far in this transaction (savepoint bookkeeping). */
 int64_t vds_writer_count(const vds_writer *w);

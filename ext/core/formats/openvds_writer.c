@@ -1,6 +1,7 @@
-/* The chunk writer of one layer (spec sections 4, 5, 7, 9), in OpenVDS's order: a
- * chunk's object is stored before its page entry is set, pages are written before
- * LayerStatus.
+/* The chunk writer of one layer (spec sections 4, 5, 7, 9) over the commit protocol of
+ * openvds_commit.h: a chunk's object goes to the transaction's staging folder as its
+ * row arrives; COMMIT puts the staged objects in place, then the pages, then
+ * LayerStatus, in OpenVDS's order, all or nothing.
  *
  * Uploads are batched: objects are built as rows arrive and queued; a batch goes out
  * through vd_put_many (max_parallel PUTs in flight on the http transport) when it holds
@@ -8,7 +9,7 @@
  * (rather than all at commit) bounds memory for large inserts; batching at all (rather
  * than one PUT per row) is what makes a 1,000-row INSERT cost about 1000 / max_parallel
  * round trips instead of 1,000. An upload failure fails the transaction at commit,
- * before any page is touched. A chunk queued twice keeps only its last data (two PUTs
+ * before anything is in place. A chunk queued twice keeps only its last data (two PUTs
  * of one key in flight could land in either order). */
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "../store/store.h"
+#include "openvds_commit.h"
 #include "openvds_pages.h"
 #include "openvds_write.h"
 
@@ -24,47 +26,56 @@
 
 typedef struct pending {
   int64_t chunk;
-  char *url;          /* NULL: a constant chunk, no object */
+  char *url;          /* the staging object; NULL: a constant chunk, no object */
   vd_buf body;
   char meta[40];      /* vdschunkmetadata */
   unsigned char raw[8];
+  int conflict;
 } pending;
 
 struct vds_writer {
   vd_ctx *ctx;
-  vds_dataset *ds;
+  char *url, *layer;
+  vds_dataset *ds;    /* as opened; reopened after a commit (stale), for the page directory */
   const vds_layer *l;
-  vds_pages *pages;
+  vds_pages *pages;   /* reads of committed entries (INSERT's check) */
+  int stale;
+  char tx[17];
   pending *q;
   int nq, cq;
   size_t qbytes;
+  vds_plan_chunk *st; /* chunks of this transaction whose object is staged (or constant) */
+  int nst, cst;
   int64_t puts;   /* chunks put in this transaction */
-  int dirs;       /* the layer's directories are made (local datasets) */
+  int dirs;       /* the layer's and the staging's directories are made (local datasets) */
   vd_code failed; /* an upload failed: commit refuses (first error kept) */
   vd_err ferr;
 };
 
 const vds_dataset *vds_writer_dataset(const vds_writer *w) { return w->ds; }
 
+static vd_code reopen(vds_writer *w, vd_err *err) {
+  vds_pages_close(w->pages);
+  vds_close(w->ds);
+  w->pages = NULL;
+  w->ds = NULL;
+  w->l = NULL;
+  vd_code rc = vds_open(w->ctx, w->url, &w->ds, err);
+  if (!rc) rc = vds_find_layer(w->ds, w->layer, &w->l, err);
+  if (!rc && w->l->has_pages) rc = vds_pages_open(w->ctx, w->ds, w->l, &w->pages, err);
+  if (!rc) w->stale = 0;
+  return rc;
+}
+
 vd_code vds_writer_open(vd_ctx *ctx, const char *url, const char *layer, vds_writer **out, vd_err *err) {
   *out = NULL;
   vds_writer *w = calloc(1, sizeof *w);
   if (!w) return vd_nomem(err);
   w->ctx = ctx;
-  vd_code rc = vds_open(ctx, url, &w->ds, err);
-  if (!rc) rc = vds_find_layer(w->ds, layer, &w->l, err);
-  if (!rc && w->l->has_pages) rc = vds_pages_open(ctx, w->ds, w->l, &w->pages, err);
-  if (!rc && w->pages && vd_store_can_write(url)) { /* LayerStatus with its etag, for COMMIT */
-    char *su = vd_url_join(url, "LayerStatus");
-    vd_buf b = {0};
-    vd_objinfo info = {0};
-    if (!su) rc = vd_nomem(err);
-    else if (!(rc = vd_get(ctx, su, 0, -1, &b, &info, err)))
-      rc = vds_pages_set_status(w->pages, b.data ? (const void *)b.data : "", b.len, info.etag, err);
-    vd_buf_free(&b);
-    vd_objinfo_free(&info);
-    free(su);
-  }
+  vd_code rc = !(w->url = strdup(url)) || !(w->layer = strdup(layer)) ? vd_nomem(err) : vds_new_tx(w->tx, err);
+  /* a commit a dead writer left half done is finished before anything is read */
+  if (!rc && vd_store_can_write(url)) rc = vds_commit_recover(ctx, url, layer, err);
+  if (!rc) rc = reopen(w, err);
   if (rc) {
     vds_writer_close(w);
     return rc;
@@ -86,10 +97,13 @@ static void drop_queue(vds_writer *w) {
 
 void vds_writer_close(vds_writer *w) {
   if (!w) return;
-  drop_queue(w);
+  vds_writer_rollback(w);
   free(w->q);
+  free(w->st);
   vds_pages_close(w->pages);
   vds_close(w->ds);
+  free(w->url);
+  free(w->layer);
   free(w);
 }
 
@@ -156,7 +170,35 @@ static uint64_t constant_hash(const vds_channel *ch, const vds_shape *s, const u
   return same ? h : 0;
 }
 
-/* Sends the queued objects (in parallel), then sets every queued chunk's entry. */
+/* The chunk's place in the staged list, or -1. */
+static int staged_at(const vds_writer *w, int64_t chunk) {
+  for (int i = 0; i < w->nst; i++)
+    if (w->st[i].chunk == chunk) return i;
+  return -1;
+}
+
+/* Records a chunk as staged (a later put of the same chunk replaces it). */
+static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
+  int i = staged_at(w, p->chunk);
+  if (i < 0) {
+    if (w->nst == w->cst) {
+      int cap = w->cst ? 2 * w->cst : 64;
+      vds_plan_chunk *n = realloc(w->st, cap * sizeof *n);
+      if (!n) return vd_nomem(err);
+      w->st = n, w->cst = cap;
+    }
+    i = w->nst++;
+  }
+  vds_plan_chunk *x = &w->st[i];
+  memset(x, 0, sizeof *x);
+  x->chunk = p->chunk;
+  memcpy(x->raw, p->raw, 8);
+  x->bytes = p->url ? (int64_t)p->body.len : 0;
+  x->mode = p->conflict;
+  return VD_OK;
+}
+
+/* Sends the queued objects to the staging folder (in parallel) and records them. */
 static vd_code flush(vds_writer *w, vd_err *err) {
   if (w->failed) return vd_fail(err, w->failed, "%s", w->ferr.msg);
   int n = 0;
@@ -187,17 +229,18 @@ static vd_code flush(vds_writer *w, vd_err *err) {
         rc = vd_fail(err, rcs[k], "%s", errs[k].msg);
         break;
       }
+  }
+  /* what was uploaded is recorded even when a batch failed, so that ROLLBACK deletes it */
+  for (int i = 0, k = 0; i < w->nq; i++) {
+    pending *p = &w->q[i];
+    int sent = !p->url || (n && !rcs[k]);
+    if (p->url) k++;
+    vd_code r2 = sent ? add_staged(w, p, err) : VD_OK;
+    if (r2 && !rc) rc = r2;
+  }
+  if (rc) {
     w->failed = rc;
     w->ferr = *err;
-    goto done;
-  }
-  for (int i = 0; i < w->nq; i++) {
-    pending *p = &w->q[i];
-    if ((rc = vds_pages_set(w->pages, p->chunk, p->raw, p->url ? (int64_t)p->body.len : 0, err))) {
-      w->failed = rc;
-      w->ferr = *err;
-      goto done;
-    }
   }
 done:
   drop_queue(w);
@@ -209,7 +252,24 @@ done:
   return rc;
 }
 
-vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, vd_err *err) {
+/* VD_CONSTRAINT when chunk is written already, committed or earlier in this
+ * transaction (a plain INSERT or OR IGNORE of it). */
+static vd_code check_new(vds_writer *w, int64_t chunk, const char *base, vd_err *err) {
+  int mine = staged_at(w, chunk) >= 0;
+  for (int i = 0; i < w->nq && !mine; i++) mine = w->q[i].chunk == chunk;
+  vds_entry e = {0};
+  vd_code rc;
+  if (!mine && (rc = vds_pages_entry(w->pages, chunk, &e, NULL, err))) return rc;
+  if (mine || e.status != VDS_S_UNWRITTEN)
+    return vd_fail(err, VD_CONSTRAINT, "%s: chunk %lld of layer %s is written already%s (INSERT OR REPLACE "
+                   "overwrites it, INSERT OR IGNORE keeps it)", base, (long long)chunk, w->l->name,
+                   mine ? " in this transaction" : "");
+  return VD_OK;
+}
+
+vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, int conflict, vd_err *err) {
+  vd_code rc;
+  if (w->stale && (rc = reopen(w, err))) return rc;
   const vds_layer *l = w->l;
   const vds_channel *ch = &w->ds->layout.channels[l->channel];
   char base[600];
@@ -238,10 +298,11 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
                    "not %zu", base, (long long)chunk, l->name, want, (long long)s.size[0], (long long)s.size[1],
                    (long long)s.size[2], vds_format_name(s.format), s.components, len);
   if (w->failed) return vd_fail(err, w->failed, "%s", w->ferr.msg);
+  if (conflict != VDS_ON_REPLACE && (rc = check_new(w, chunk, base, err))) return rc;
   if (!w->dirs) {
     char name[300], *u;
-    for (int i = 0; i < 2; i++) {
-      snprintf(name, sizeof name, i ? "%s/ChunkMetadata/0" : "%s/0", l->name);
+    for (int i = 0; i < 3; i++) {
+      snprintf(name, sizeof name, i == 0 ? "%s/0" : i == 1 ? "%s/ChunkMetadata/0" : ".vdsql/%s/%s/0", l->name, w->tx);
       if (!(u = vd_url_join(w->ds->url, name))) return vd_nomem(err);
       vd_code r = vd_store_make_dirs(u, err);
       free(u);
@@ -249,14 +310,11 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
     }
     w->dirs = 1;
   }
-  pending p = {.chunk = chunk};
+  pending p = {.chunk = chunk, .conflict = conflict};
   uint64_t hash = constant_hash(ch, &s, data, len);
-  vd_code rc;
-  if (!hash) { /* data: an object with a random hash */
-    char name[300];
-    snprintf(name, sizeof name, "%s/%lld", l->name, (long long)chunk);
+  if (!hash) { /* data: an object with a random hash, staged */
     if ((rc = random_hash(&hash, err))) return rc;
-    if (!(p.url = vd_url_join(w->ds->url, name))) return vd_nomem(err);
+    if (!(p.url = vds_stage_url(w->ds->url, l->name, w->tx, chunk))) return vd_nomem(err);
     if ((rc = vds_encode(l->method, l->geom.ngroup < 2 ? 2 : l->geom.ngroup, &s, data, len, &p.body, err))) {
       pending_free(&p);
       return rc;
@@ -290,19 +348,37 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
   return VD_OK;
 }
 
+/* A new transaction: nothing queued or staged, a new staging folder. */
+static void reset(vds_writer *w) {
+  drop_queue(w);
+  w->nst = 0;
+  w->failed = VD_OK;
+  w->puts = 0;
+  w->dirs = 0;
+  vd_err e;
+  if (vds_new_tx(w->tx, &e)) w->tx[0] = 0; /* RAND_bytes failing: the next put says so */
+}
+
 vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
   vd_code rc = flush(w, err);
-  if (!rc && w->pages) rc = vds_pages_write_back(w->pages, err);
-  if (rc) vds_writer_rollback(w);
-  w->puts = 0;
+  int recorded = 0;
+  if (!rc && w->nst) {
+    rc = vds_commit(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst, &recorded, err);
+    w->stale = 1;
+  }
+  if (rc && recorded) /* the staging is the commit's now: it must stay for whoever finishes it */
+    vd_err_suffix(err, " (the commit is recorded: the next writer of layer %s or vds_repair finishes it)",
+                  w->l->name);
+  else if (rc)
+    vds_stage_delete(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst);
+  reset(w);
   return rc;
 }
 
 void vds_writer_rollback(vds_writer *w) {
   drop_queue(w);
-  if (w->pages) vds_pages_discard(w->pages);
-  w->failed = VD_OK;
-  w->puts = 0;
+  if (w->nst) vds_stage_delete(w->ctx, w->url, w->layer, w->tx, w->st, w->nst);
+  reset(w);
 }
 
 int64_t vds_writer_count(const vds_writer *w) { return w->puts; }

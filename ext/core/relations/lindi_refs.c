@@ -467,7 +467,7 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   if (!rc && !val && !err->code) rc = vd_nomem(err);
   if (!rc && err->code) rc = err->code;
   cJSON *refs = cJSON_GetObjectItemCaseSensitive(doc, "refs");
-  if (!rc && cJSON_GetObjectItemCaseSensitive(refs, key) && !replace)
+  if (!rc && cJSON_GetObjectItemCaseSensitive(refs, key) && replace != VD_CONFLICT_REPLACE)
     rc = vd_fail(err, VD_CONSTRAINT, "lindi_refs: a ref named %s exists (use INSERT OR REPLACE)", key);
   if (!rc) rc = lindi_writer_refs_will_change(w, err);
   if (!rc && lindi_writer_refs(w, &doc, err) == VD_OK) { /* the savepoint copy leaves doc as it was */

@@ -85,7 +85,7 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
     return vd_fail(err, VD_INVALID, "lindi_tar: member name contains a NUL byte");
   }
   int pos;
-  vd_code rc = lindi_writer_put(tab, name, row[1].p, row[1].type == VD_NULL ? 0 : row[1].n, replace, &pos, err);
+  vd_code rc = lindi_writer_put(tab, name, row[1].p, row[1].type == VD_NULL ? 0 : row[1].n, replace == VD_CONFLICT_REPLACE, &pos, err);
   free(name);
   *rid = pos;
   return rc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../formats/openvds_commit.h"
 #include "../formats/openvds_pages.h"
 #include "../formats/openvds_write.h"
 #include "vds_cursor.h"
@@ -422,8 +423,7 @@ static vd_code t_open(vd_ctx *ctx, void *tab, void **cur, vd_err *err) {
   return open_(ctx, a, 2, NULL, 0, cur, err);
 }
 
-static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *rid, vd_err *err) {
-  (void)replace; /* a chunk is always replaced: OpenVDS rewrites chunks the same way */
+static vd_code t_insert(void *tab, const vd_value *row, int conflict, int64_t *rid, vd_err *err) {
   table_t *t = tab;
   int64_t chunk;
   for (int c = 0; c < R_DATA; c++)
@@ -434,7 +434,9 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
   if (row[R_DATA].type != VD_BLOB)
     return vd_fail(err, VD_CONSTRAINT, "vds_chunks: data must be a blob of the chunk's samples");
   *rid = chunk;
-  return vds_writer_put(t->w, chunk, row[R_DATA].p, row[R_DATA].n, err);
+  return vds_writer_put(t->w, chunk, row[R_DATA].p, row[R_DATA].n,
+                        conflict == VD_CONFLICT_REPLACE ? VDS_ON_REPLACE
+                        : conflict == VD_CONFLICT_IGNORE ? VDS_ON_IGNORE : VDS_ON_ABORT, err);
 }
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
@@ -463,8 +465,9 @@ static void t_rollback_to(void *tab, int n) {
   table_t *t = tab;
   if (n >= 0 && n < MAX_MARKS && vds_writer_count(t->w) == t->mark[n]) return;
   vd_err e;
-  vd_fail(&e, VD_CONSTRAINT, "vds_chunks: a statement or savepoint that inserted chunks into %s was rolled back; "
-          "chunks cannot be taken back one by one: ROLLBACK the transaction", t->layer);
+  vd_fail(&e, VD_CONSTRAINT, "vds_chunks: a statement or savepoint that inserted chunks into %s was rolled back, "
+          "and chunks cannot be taken back one by one: the transaction cannot commit (COMMIT rolls it back)",
+          t->layer);
   vds_writer_poison(t->w, &e);
 }
 

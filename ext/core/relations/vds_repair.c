@@ -18,4 +18,4 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
 
 const vd_function vd_fn_vds_repair = {"vds_repair", 2, 2, VD_FN_IO, VD_INT, {VD_TEXT, VD_TEXT}, call,
     .args = "url, layer",
-    .doc = "rewrites every page entry that disagrees with its chunk object's metadata (mismatch, size_mismatch, orphan_object with metadata), then the pages and LayerStatus (conditional writes); returns the entries changed"};
+    .doc = "finishes a commit a dead writer left, rewrites every page entry that disagrees with a chunk object that can be the chunk (mismatch, size_mismatch, orphan_object), then the pages and LayerStatus with its counts recomputed (conditional writes), and deletes abandoned staged chunks; returns the entries changed plus the counts corrected"};
