@@ -237,6 +237,10 @@ def local_checks(root):
     return exp
 
 
+def files_with(files, name):
+    return sorted(k for k in files if k.endswith("/" + name))[0]
+
+
 def s3_checks(srv, root, exp, tmp):
     import boto3
     import botocore.config
@@ -301,6 +305,20 @@ def s3_checks(srv, root, exp, tmp):
     ok(rows == [{"key": k} for k in keys if k > "02490"], "s3: a WHERE on key is applied on top", err)
 
     dataset_checks("s3", S, env, exp)
+    # keys with '.' or '..' segments (legal on S3) name other objects once in a URL: such a
+    # dataset is a row with its error, never opened (its documents are not read)
+    lay = open(os.path.join(root, files_with(files, "VolumeDataLayout")), "rb").read()
+    for k in ("dots/a/../b/VolumeDataLayout", "dots/x/./VolumeDataLayout", "dots/b/VolumeDataLayout"):
+        c.put_object(Bucket=B, Key=k, Body=lay)
+    rows, st, err = run("SELECT dataset, error FROM vds_datasets('s3://%s/dots/');" % B, env, "s3")
+    bad = "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would read other objects); not opened"
+    want = [("s3://%s/dots/a/../b" % B, bad % ("s3://%s/dots/a/../b" % B)),
+            ("s3://%s/dots/b" % B, "s3://%s/dots/b: not an OpenVDS dataset: s3://%s/dots/b/LayerStatus: HTTP 404 Not "
+             "Found (NoSuchKey)" % (B, B)),
+            ("s3://%s/dots/x/." % B, bad % ("s3://%s/dots/x/." % B))]
+    ok(rows is not None and [(r["dataset"], r["error"]) for r in rows] == want and st and st[0] == 1 + 2,
+       "s3: vds_datasets reports datasets under keys with '.' or '..' segments in error, reads nothing of them "
+       "(1 listing + 2 GETs for the one addressable dataset)", "%s %s %s" % (rows, st, err))
     first = [o["Key"] for o in c.list_objects_v2(Bucket=B, MaxKeys=2)["Contents"]]
     rows, st, err = run("SELECT key, metadata FROM store_objects('s3://%s') LIMIT 2;" % B, env, "s3")
     ok(rows is not None and [(r["key"], json.loads(r["metadata"])) for r in rows] ==

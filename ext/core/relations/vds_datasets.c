@@ -62,6 +62,18 @@ static char *dataset_url(const char *dir, const char *key) {
   return u;
 }
 
+/* Does the key have a "." or ".." segment (or an empty one)? As a URL it would name
+ * another object: HTTP clients and servers resolve such segments (RFC 3986 5.2.4), and a
+ * file path does too; so its dataset is reported, never opened. */
+static int unaddressable(const char *key) {
+  for (const char *s = key;;) {
+    size_t n = strcspn(s, "/");
+    if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return 1;
+    if (!s[n]) return 0;
+    s += n + 1;
+  }
+}
+
 /* Every layout key under url, as dataset URLs, in listing (key byte) order. */
 static vd_code find(vd_ctx *ctx, const char *url, const char *dir, ds_cur *c, vd_err *err) {
   vd_listing l = {0};
@@ -84,8 +96,17 @@ static vd_code find(vd_ctx *ctx, const char *url, const char *dir, ds_cur *c, vd
         c->rows = r;
       }
       memset(&c->rows[c->n], 0, sizeof *c->rows);
-      if (!(c->rows[c->n].dataset = dataset_url(dir, l.ent[i].key))) rc = vd_nomem(err);
-      else c->n++;
+      ds_row *r = &c->rows[c->n];
+      if (!(r->dataset = dataset_url(dir, l.ent[i].key))) {
+        rc = vd_nomem(err);
+        break;
+      }
+      c->n++;
+      char where[600], msg[800];
+      vd_url_redact(r->dataset, where, sizeof where);
+      snprintf(msg, sizeof msg, "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would "
+               "read other objects); not opened", where);
+      if (unaddressable(l.ent[i].key) && !(r->error = strdup(msg))) rc = vd_nomem(err);
     }
     if (!rc) token = l.next, l.next = NULL;
     vd_listing_free(&l);
@@ -129,20 +150,25 @@ static vd_code fill(ds_row *r, const char *const urls[2], vd_blob *docs[2], cons
 
 /* Documents of n datasets fetched in one parallel batch (2n requests, max_parallel in
  * flight) and parsed; batches keep the memory held to BATCH datasets' documents. */
-static vd_code fetch_batch(vd_ctx *ctx, ds_row *rows, int n, vd_err *err) {
+static vd_code fetch_batch(vd_ctx *ctx, ds_row *all, int nall, vd_err *err) {
+  ds_row **rows = malloc((size_t)(nall ? nall : 1) * sizeof *rows);
+  int n = 0;
+  if (!rows) return vd_nomem(err);
+  for (int i = 0; i < nall; i++)
+    if (!all[i].error) rows[n++] = &all[i]; /* an unaddressable one has its error already */
   int n2 = 2 * n;
-  char **urls = calloc((size_t)n2, sizeof *urls);
-  vd_blob **docs = calloc((size_t)n2, sizeof *docs);
-  vd_code *rcs = calloc((size_t)n2, sizeof *rcs);
-  vd_err *errs = calloc((size_t)n2, sizeof *errs);
+  char **urls = calloc((size_t)(n2 ? n2 : 1), sizeof *urls);
+  vd_blob **docs = calloc((size_t)(n2 ? n2 : 1), sizeof *docs);
+  vd_code *rcs = calloc((size_t)(n2 ? n2 : 1), sizeof *rcs);
+  vd_err *errs = calloc((size_t)(n2 ? n2 : 1), sizeof *errs);
   vd_code rc = urls && docs && rcs && errs ? VD_OK : vd_nomem(err);
   for (int i = 0; !rc && i < n; i++)
-    if (!(urls[2 * i] = vd_url_join(rows[i].dataset, LAYOUT)) ||
-        !(urls[2 * i + 1] = vd_url_join(rows[i].dataset, "LayerStatus")))
+    if (!(urls[2 * i] = vd_url_join(rows[i]->dataset, LAYOUT)) ||
+        !(urls[2 * i + 1] = vd_url_join(rows[i]->dataset, "LayerStatus")))
       rc = vd_nomem(err);
   if (!rc) rc = vd_fetch_docs_each(ctx, (const char *const *)urls, n2, docs, rcs, errs, err);
   for (int i = 0; !rc && i < n; i++)
-    if (fill(&rows[i], (const char *const *)&urls[2 * i], &docs[2 * i], &rcs[2 * i], &errs[2 * i]))
+    if (fill(rows[i], (const char *const *)&urls[2 * i], &docs[2 * i], &rcs[2 * i], &errs[2 * i]))
       rc = vd_nomem(err);
   for (int i = 0; i < n2; i++) {
     if (urls) free(urls[i]);
@@ -152,6 +178,7 @@ static vd_code fetch_batch(vd_ctx *ctx, ds_row *rows, int n, vd_err *err) {
   free(docs);
   free(rcs);
   free(errs);
+  free(rows);
   return rc;
 }
 
