@@ -200,6 +200,18 @@ try:
     ok(os.stat(main).st_mode & 0o777 == 0o666 & ~um, "the main file gets a new file's mode (umask), not mkstemp's 0600",
        oct(os.stat(main).st_mode))
     check_concat(main, ug, "partitions UG")
+    # what a writer killed during COMMIT leaves (its temporary file) goes at the next COMMIT;
+    # another main file's temporary file stays
+    d0 = os.path.dirname(main)
+    for n in (".ug.vtkhdf.Ab3dE9", ".other.vtkhdf.Ab3dE9"):
+        open(os.path.join(d0, n), "wb").write(b"half a main file")
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\nBEGIN;\n" % q(main) +
+                       "DELETE FROM m WHERE file = %s;\nINSERT INTO m(file) VALUES (%s);\nCOMMIT;\n"
+                       % (q(os.path.realpath(ug[2])), q(ug[2])))
+    left = sorted(n for n in os.listdir(d0) if n.startswith("."))
+    ok(rc == 0 and left == [".other.vtkhdf.Ab3dE9"], "a COMMIT removes the temporary file a killed writer of the same "
+       "main file left, and no other", [err, left])
+    os.unlink(os.path.join(d0, ".other.vtkhdf.Ab3dE9"))
     ok(mappings(main) == ["parts/" + os.path.basename(f) for f in ug], "partitions UG: one mapping per part, in insertion "
        "order, relative source names (h5py virtual_sources)", mappings(main))
     with h5py.File(main, "r") as f:

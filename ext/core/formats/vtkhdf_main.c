@@ -2,6 +2,7 @@
  * the atomic rewrite of the main file at commit (a temporary file in the same directory,
  * fsync'd, renamed over the old one: a failed or rolled-back commit leaves the old main
  * file as it was). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -374,9 +375,31 @@ static vd_code write_main(vm_table *t, vd_err *err) {
   return rc;
 }
 
+/* Temporary files ".<base>.XXXXXX" that a writer killed during its COMMIT left: a
+ * temporary file is only ever made under the directory's writer lock, so one found while
+ * holding it belongs to nobody alive. */
+static void sweep_temps(const vm_table *t) {
+  DIR *d = opendir(t->dir);
+  if (!d) return;
+  size_t bl = strlen(t->base);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *n = e->d_name;
+    if (n[0] != '.' || strncmp(n + 1, t->base, bl) || n[1 + bl] != '.' || strlen(n + 2 + bl) != 6) continue;
+    char *p = malloc(strlen(t->dir) + strlen(n) + 2);
+    if (!p) break;
+    sprintf(p, "%s/%s", t->dir, n);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) unlink(p);
+    free(p);
+  }
+  closedir(d);
+}
+
 static vd_code write_locked(vm_table *t, const char *mp, vd_err *err) {
   int n = t->cur.n;
   vd_code rc = VD_OK;
+  sweep_temps(t);
   if (!n) /* no member left: no main file */
     return unlink(mp) && errno != ENOENT ? vd_fail(err, VD_IO, "vtkhdf_main: cannot remove %s: %s", mp, strerror(errno))
                                          : VD_OK;
