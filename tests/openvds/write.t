@@ -406,7 +406,7 @@ def constants(t, tmp):
 
 def main():
     global SPEC_KEYS
-    shared = os.path.join(top, "..", "shared")
+    shared = os.environ.get("VDSQL_SHARED") or os.path.join(top, "..", "shared")
     try:  # the example of section 3 of the spec, and the real LayerStatus of the fixtures
         md = open(os.path.join(shared, "spec", "openvds.md"), encoding="utf-8").read()
         block = md[md.index("### Example (consistent with the VolumeDataLayout example above"):]
