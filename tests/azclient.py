@@ -50,7 +50,7 @@ class Az:
         # Shared Key signs the decoded query values; the URL carries them encoded
         hdrs["Authorization"] = self.sign(method, path, params, hdrs, key or self.srv.key)
         url = path + ("?" + urllib.parse.urlencode(sorted(params.items()), quote_via=urllib.parse.quote) if params else "")
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=20)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=120)  # Azurite pauses (its GC) under long runs
         try:
             conn.putrequest(method, url, skip_accept_encoding=True)
             for k, v in hdrs.items():

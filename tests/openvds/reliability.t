@@ -269,6 +269,8 @@ def suite(t, tmp):
             failures.append((trial, None, "half a transaction: %s" % sorted(c for c in rows if s.data.get(c) == blobs[c])))
             committed.update({c: s.data.get(c) for c in rows})
         outcomes["new" if got_new else "old"] += 1
+        if (trial + 1) % 50 == 0:
+            print("# %s: %d kill trials done, %d failures so far" % (K, trial + 1, len(failures)), flush=True)
         lost = [c for c in committed if c not in rows and s.data.get(c) != committed[c]]
         if s.bad or lost or not s.counts_ok()[0]:
             failures.append((trial, None, "bad %s lost %s counts %s" % (s.bad[:5], lost[:5], s.counts_ok()[1])))
@@ -398,6 +400,18 @@ def repair_rules(t, tmp):
     ok(rc == 0 and out == want and (now["validChunkCount"], now["serializedSize"], now["uncompressedSize"]) == right,
        "%s: wrong LayerStatus counts are count_mismatch rows (chunk NULL); vds_repair sets them from the pages" % K,
        out + [err, now])
+    # a commit record that is not one: every writer says so, naming it, and writes nothing
+    rec = ".vdsql/%s/commit" % L
+    good_rec = t.get(name, rec)[0]
+    before = State(t).entries
+    for bad_rec in (b"{not json", b'{"format":"vdsql-openvds-commit-1","state":"commit","chunks":[[1e300,"x",1]]}'):
+        t.put_raw(name, rec, bad_rec)
+        out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
+        ok(rc != 0 and "%s/%s: not a vdsql commit record" % (url, rec) in err and State(t).entries == before,
+           "%s: a damaged commit record (%r...) is refused by name, nothing written" % (K, bad_rec[:12]), err)
+    t.put_raw(name, rec, good_rec)
+    out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
+    ok(rc == 0 and 40 in State(t).entries, "%s: with the record restored, writes go on" % K, err)
 
 
 def main():

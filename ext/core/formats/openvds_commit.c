@@ -192,9 +192,19 @@ static char *record_text(const record *r, double lease) {
   return s;
 }
 
+/* A whole number that a double holds exactly (|v| <= 2^53), or -1 (converting anything
+ * else to an integer is undefined). */
+static int as_int(const cJSON *v, int64_t *out) {
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9007199254740992.0 && v->valuedouble <= 9007199254740992.0) ||
+      v->valuedouble != (double)(int64_t)v->valuedouble)
+    return -1;
+  *out = (int64_t)v->valuedouble;
+  return 0;
+}
+
 static int64_t get_int(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+  int64_t v = 0;
+  return as_int(cJSON_GetObjectItemCaseSensitive(o, k), &v) ? 0 : v;
 }
 
 static const char *get_str(const cJSON *o, const char *k) {
@@ -228,38 +238,46 @@ static vd_code parse_record(const char *text, size_t len, const char *where, rec
     r->repair = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "repair"));
     snprintf(r->status_etag, sizeof r->status_etag, "%s", get_str(o, "statusEtag"));
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "counts");
-    if (cJSON_GetArraySize(c) == 3) {
-      r->counts.valid = (int64_t)cJSON_GetArrayItem(c, 0)->valuedouble;
-      r->counts.serialized = (int64_t)cJSON_GetArrayItem(c, 1)->valuedouble;
-      r->counts.uncompressed = (int64_t)cJSON_GetArrayItem(c, 2)->valuedouble;
-    }
+    if (cJSON_GetArraySize(c) != 3 || as_int(cJSON_GetArrayItem(c, 0), &r->counts.valid) ||
+        as_int(cJSON_GetArrayItem(c, 1), &r->counts.serialized) ||
+        as_int(cJSON_GetArrayItem(c, 2), &r->counts.uncompressed))
+      rc = bad_record(where, "counts is no [valid, serialized, uncompressed]", err);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "pageDirectory"), *k = cJSON_GetObjectItemCaseSensitive(o, "chunks"), *it;
-    r->dir = malloc((cJSON_GetArraySize(d) + 1) * 2 * sizeof *r->dir);
-    r->chunks = calloc(cJSON_GetArraySize(k) + 1, sizeof *r->chunks);
-    if (!r->dir || !r->chunks) rc = vd_nomem(err);
+    r->dir = malloc(((size_t)cJSON_GetArraySize(d) + 1) * 2 * sizeof *r->dir);
+    r->chunks = calloc((size_t)cJSON_GetArraySize(k) + 1, sizeof *r->chunks);
+    if (!rc && (!r->dir || !r->chunks)) rc = vd_nomem(err);
     cJSON_ArrayForEach(it, d) {
       if (rc) break;
-      if (cJSON_GetArraySize(it) != 2) rc = bad_record(where, "a pageDirectory item is no [page, name]", err);
-      else {
-        r->dir[2 * r->ndir] = (int64_t)cJSON_GetArrayItem(it, 0)->valuedouble;
-        r->dir[2 * r->ndir++ + 1] = (int64_t)cJSON_GetArrayItem(it, 1)->valuedouble;
-      }
+      if (cJSON_GetArraySize(it) != 2 || as_int(cJSON_GetArrayItem(it, 0), &r->dir[2 * r->ndir]) ||
+          as_int(cJSON_GetArrayItem(it, 1), &r->dir[2 * r->ndir + 1]) || r->dir[2 * r->ndir] < 0)
+        rc = bad_record(where, "a pageDirectory item is no [page, name]", err);
+      else
+        r->ndir++;
     }
     cJSON_ArrayForEach(it, k) {
       if (rc) break;
       vds_plan_chunk *x = &r->chunks[r->n];
       const cJSON *h = cJSON_GetArrayItem(it, 1);
-      if (cJSON_GetArraySize(it) != 3 || !cJSON_IsString(h) || unhex8(h->valuestring, x->raw))
+      if (cJSON_GetArraySize(it) != 3 || !cJSON_IsString(h) || unhex8(h->valuestring, x->raw) ||
+          as_int(cJSON_GetArrayItem(it, 0), &x->chunk) || as_int(cJSON_GetArrayItem(it, 2), &x->bytes) ||
+          x->chunk < 0 || x->bytes < -1)
         rc = bad_record(where, "a chunks item is no [chunk, entry, bytes]", err);
       else {
-        x->chunk = (int64_t)cJSON_GetArrayItem(it, 0)->valuedouble;
-        x->bytes = (int64_t)cJSON_GetArrayItem(it, 2)->valuedouble;
         if (x->bytes < 0) x->bytes = 0, x->zero = 1;
         r->n++;
       }
     }
   }
   cJSON_Delete(o);
+  return rc;
+}
+
+vd_code vds_commit_record_check(const char *text, size_t len, int *commit, int *n, vd_err *err) {
+  record r = {0};
+  vd_code rc = parse_record(text, len, "commit record", &r, err);
+  *commit = r.commit;
+  *n = r.n;
+  record_free(&r);
   return rc;
 }
 
@@ -434,7 +452,11 @@ static vd_code put_in_place(vd_ctx *ctx, const char *url, const char *layer, con
       rq[k].url = dst;
       rq[k].copy_from = src;
       if (zero) {
-        if ((rc = vds_meta_encode(x->raw, 8, meta[k], sizeof meta[k], err))) break;
+        if ((rc = vds_meta_encode(x->raw, 8, meta[k], sizeof meta[k], err))) {
+          free(dst);
+          free(src);
+          break;
+        }
         kv[k].key = "vdschunkmetadata";
         kv[k].value = meta[k];
         rq[k].body = "";

@@ -72,4 +72,8 @@ vd_code vds_commit_exclusive(vd_ctx *ctx, const char *url, const char *layer,
  * than age seconds: deleted; *n gets how many objects. vds_repair's clean-up. */
 vd_code vds_stage_clean(vd_ctx *ctx, const char *url, const char *layer, double age, int64_t *n, vd_err *err);
 
+/* Parses a commit record's text (fuzzed: it is read from the store): VD_OK with *commit
+ * (1: it holds a plan) and *n (the plan's chunks), else the one error of a bad record. */
+vd_code vds_commit_record_check(const char *text, size_t len, int *commit, int *n, vd_err *err);
+
 #endif
