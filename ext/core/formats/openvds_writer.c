@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../store/store.h"
+#include "../util/strmap.h"
 #include "openvds_commit.h"
 #include "openvds_pages.h"
 #include "openvds_write.h"
@@ -46,6 +47,7 @@ struct vds_writer {
   size_t qbytes;
   vds_plan_chunk *st; /* chunks of this transaction whose object is staged (or constant) */
   int nst, cst;
+  vd_strmap at;       /* chunk (decimal) -> its place in st: O(1) per row however many */
   int64_t puts;   /* chunks put in this transaction */
   int dirs;       /* the layer's and the staging's directories are made (local datasets) */
   vd_code failed; /* an upload failed: commit refuses (first error kept) */
@@ -100,6 +102,7 @@ void vds_writer_close(vds_writer *w) {
   vds_writer_rollback(w);
   free(w->q);
   free(w->st);
+  vd_strmap_free(&w->at);
   vds_pages_close(w->pages);
   vds_close(w->ds);
   free(w->url);
@@ -172,9 +175,9 @@ static uint64_t constant_hash(const vds_channel *ch, const vds_shape *s, const u
 
 /* The chunk's place in the staged list, or -1. */
 static int staged_at(const vds_writer *w, int64_t chunk) {
-  for (int i = 0; i < w->nst; i++)
-    if (w->st[i].chunk == chunk) return i;
-  return -1;
+  char key[24];
+  snprintf(key, sizeof key, "%lld", (long long)chunk);
+  return vd_strmap_get(&w->at, key);
 }
 
 /* Records a chunk as staged (a later put of the same chunk replaces it). */
@@ -187,6 +190,9 @@ static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
       if (!n) return vd_nomem(err);
       w->st = n, w->cst = cap;
     }
+    char key[24];
+    snprintf(key, sizeof key, "%lld", (long long)p->chunk);
+    if (vd_strmap_put(&w->at, key, w->nst)) return vd_nomem(err);
     i = w->nst++;
   }
   vds_plan_chunk *x = &w->st[i];
@@ -352,6 +358,8 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
 static void reset(vds_writer *w) {
   drop_queue(w);
   w->nst = 0;
+  vd_strmap_free(&w->at);
+  memset(&w->at, 0, sizeof w->at);
   w->failed = VD_OK;
   w->puts = 0;
   w->dirs = 0;
