@@ -318,15 +318,18 @@ vd_code vds_repair(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64
   vd_code rc = vds_commit_exclusive(ctx, ds->url, l->name, repair_locked, &j, err);
   int64_t cleaned = 0, swept = 0;
   if (!rc) rc = vds_stage_clean(ctx, ds->url, l->name, ctx->cfg.stage_ttl, &cleaned, err);
-  /* local datasets: what killed puts left in the dataset's folders, and the staging
-   * folders of transactions that are gone */
+  /* local datasets: what killed puts of this layer's writers left (LayerStatus's folder,
+   * the layer's folders), and the staging folders of transactions that are gone; other
+   * layers' folders are not walked */
   char name[300];
   snprintf(name, sizeof name, ".vdsql/%s", l->name);
-  char *stage = vd_url_join(ds->url, name);
-  if (!rc && !stage) rc = vd_nomem(err);
+  char *stage = vd_url_join(ds->url, name), *layer = vd_url_join(ds->url, l->name);
+  if (!rc && (!stage || !layer)) rc = vd_nomem(err);
   if (!rc) rc = vd_store_sweep(ctx, ds->url, ctx->cfg.stage_ttl, 0, &swept, err);
-  if (!rc) rc = vd_store_sweep(ctx, stage, ctx->cfg.stage_ttl, 1, &swept, err);
+  if (!rc) rc = vd_store_sweep(ctx, layer, ctx->cfg.stage_ttl, VD_SWEEP_DEEP, &swept, err);
+  if (!rc) rc = vd_store_sweep(ctx, stage, ctx->cfg.stage_ttl, VD_SWEEP_DEEP | VD_SWEEP_PRUNE, &swept, err);
   free(stage);
+  free(layer);
   if (!rc) *changed = j.changed;
   return rc;
 }

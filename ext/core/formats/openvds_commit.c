@@ -792,9 +792,9 @@ vd_code vds_stage_clean(vd_ctx *ctx, const char *url, const char *layer, double 
     for (int i = 0; i < li.n && !rc; i++) {
       /* keys relative to the listed folder's parent: ".../<layer>/<tx>/<chunk>" */
       const char *k = li.ent[i].key, *slash = strrchr(k, '/');
-      if (!slash || strcmp(slash + 1, "commit") == 0) continue;
-      const char *t = slash - 16;
-      if (t < k || (t > k && t[-1] != '/')) continue;
+      if (!slash || strcmp(slash + 1, "commit") == 0 || slash - k < 16) continue;
+      const char *t = slash - 16; /* the transaction id: 16 hex digits as a whole name */
+      if (t > k && t[-1] != '/') continue;
       if (r.commit && strncmp(t, r.tx, 16) == 0) continue; /* the commit under way */
       if (li.ent[i].info.mtime > cut) continue;             /* maybe a transaction still open */
       char *lst = vd_url_list_dir(dir);

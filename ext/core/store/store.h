@@ -79,11 +79,13 @@ vd_code vd_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs
 vd_code vd_store_make_dirs(const char *url, vd_err *err);
 /* Deleting a missing object is not an error. */
 vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err);
-/* Removes what puts that were interrupted (kill -9) left under the folder url, older
- * than age seconds: the file backend's temporary files, which no listing shows; *n
- * gets how many. With prune, also the folders under url left empty (a scratch area's).
- * Nothing to do on object stores (an unfinished upload leaves nothing). */
-vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int prune, int64_t *n, vd_err *err);
+/* Removes what puts that were interrupted (kill -9) left in the folder url, older than
+ * age seconds: the file backend's temporary files, which no listing shows; *n gets how
+ * many. how: VD_SWEEP_DEEP also in its sub-folders, VD_SWEEP_PRUNE (with DEEP) also the
+ * sub-folders left empty (a scratch area's). Nothing to do on object stores (an
+ * unfinished upload leaves nothing). */
+enum { VD_SWEEP_DEEP = 1, VD_SWEEP_PRUNE = 2 };
+vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int how, int64_t *n, vd_err *err);
 /* Removes the folder url once it is empty, where folders exist (local files): what
  * vd_store_make_dirs made for objects that are all deleted now. Nothing elsewhere. */
 void vd_store_remove_dir(const char *url);

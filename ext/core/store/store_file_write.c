@@ -240,7 +240,7 @@ vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err) {
 }
 
 /* Temporary files of puts that never finished, under dir (recursively). */
-static void sweep_dir(const char *dir, time_t cut, int depth, int prune, int64_t *n) {
+static void sweep_dir(const char *dir, time_t cut, int depth, int how, int64_t *n) {
   DIR *d = depth < 16 ? opendir(dir) : NULL;
   if (!d) return;
   struct dirent *e;
@@ -252,9 +252,9 @@ static void sweep_dir(const char *dir, time_t cut, int depth, int prune, int64_t
     snprintf(p, len, "%s/%s", dir, e->d_name);
     struct stat st;
     if (lstat(p, &st) == 0) {
-      if (S_ISDIR(st.st_mode)) {
-        sweep_dir(p, cut, depth + 1, prune, n);
-        if (prune && st.st_mtime <= cut) rmdir(p); /* only when empty, and old: not one just made */
+      if (S_ISDIR(st.st_mode) && (how & VD_SWEEP_DEEP)) {
+        sweep_dir(p, cut, depth + 1, how, n);
+        if ((how & VD_SWEEP_PRUNE) && st.st_mtime <= cut) rmdir(p); /* only when empty, and old: not one just made */
       }
       else if (S_ISREG(st.st_mode) && !strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) && st.st_mtime <= cut &&
                unlink(p) == 0)
@@ -265,14 +265,14 @@ static void sweep_dir(const char *dir, time_t cut, int depth, int prune, int64_t
   closedir(d);
 }
 
-vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int prune, int64_t *n, vd_err *err) {
+vd_code vd_store_sweep(vd_ctx *ctx, const char *url, double age, int how, int64_t *n, vd_err *err) {
   (void)ctx;
   *n = 0;
   if (vd_url_check(url, err)) return err->code;
   if (!vd_store_is_local(url)) return VD_OK;
   char *path = vd_url_path(url);
   if (!path) return vd_nomem(err);
-  sweep_dir(path, time(NULL) - (time_t)age, 0, prune, n);
+  sweep_dir(path, time(NULL) - (time_t)age, 0, how, n);
   free(path);
   return VD_OK;
 }

@@ -404,6 +404,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->cr_unsat = -1;
     x->cr_at_end = -1;
     x->ecode[0] = 0;
+    x->copy_pending = 0;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
     return sz * n;
