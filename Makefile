@@ -16,7 +16,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
-           -fvisibility=hidden $(PKG_CFLAGS)
+           -fvisibility=hidden -Iext/core $(PKG_CFLAGS)
 # gcc's -Wformat-truncation flags snprintf into fixed buffers that truncate on purpose;
 # clang has no such warning and refuses the unknown flag under -Werror, so ask $(CC)
 NO_FMT_TRUNC := $(shell $(CC) -Werror -Wno-format-truncation -x c -fsyntax-only /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
@@ -37,7 +37,11 @@ $(shell mkdir -p $(B))
 $(file >$(STAMP),$(BUILD_FLAGS))
 endif
 
-CORE_SRC   := $(sort $(wildcard ext/core/*.c ext/core/*/*.c))
+# Sources and headers at every depth of ext/core (formats/<format>/, relations/<group>/):
+# a header edit anywhere rebuilds what may include it.
+CORE_DIRS  := ext/core ext/core/* ext/core/*/*
+CORE_SRC   := $(sort $(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
+CORE_HDR   := $(sort $(wildcard $(addsuffix /*.h,$(CORE_DIRS))))
 SQLITE_SRC := $(sort $(wildcard ext/sqlite/*.c))
 CORE_OBJ   := $(CORE_SRC:%.c=$(B)/%.o)
 SQLITE_OBJ := $(SQLITE_SRC:%.c=$(B)/%.o)
@@ -66,7 +70,7 @@ $(B)/vdsql.so: $(CORE_OBJ) $(SQLITE_OBJ)
 	@echo "  LINK  $@"
 	@$(CC) -shared -Wl,-z,nodelete $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/%.o: %.c $(wildcard ext/core/*.h ext/core/*/*.h ext/sqlite/*.h) $(STAMP)
+$(B)/%.o: %.c $(CORE_HDR) $(wildcard ext/sqlite/*.h) $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
@@ -74,7 +78,7 @@ $(B)/%.o: %.c $(wildcard ext/core/*.h ext/core/*/*.h ext/sqlite/*.h) $(STAMP)
 $(B)/tests/%.t: tests/unit/%.c tests/unit/tap.h $(CORE_OBJ) $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # VTKHDF test-file generator (HDF5 C API), run by scripts/run-tests
 $(B)/mkvtkhdf: tests/gen/mkvtkhdf.c $(STAMP)
@@ -86,14 +90,14 @@ $(B)/mkvtkhdf: tests/gen/mkvtkhdf.c $(STAMP)
 $(B)/storetool: tests/store/storetool.c $(CORE_OBJ) $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # Azure Blob test driver: one request signed by the core's Shared Key code over plain
 # libcurl, for tests/store/azure_sign.t
 $(B)/azdrive: tests/store/azdrive.c $(CORE_OBJ) $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(CFLAGS) -Iext/core $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # PostgreSQL install script, generated from the catalogue
 VERSION := 0.1
@@ -109,7 +113,7 @@ $(B)/gen_sql: ext/pg/gen_sql.c $(CORE_OBJ) $(STAMP)
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                $(PKG_CFLAGS) -Iext/core
 FUZZ_OBJ   := $(CORE_SRC:%.c=build-fuzz/obj/%.o)
-FUZZ_HDR   := $(wildcard ext/core/*.h ext/core/*/*.h)
+FUZZ_HDR   := $(CORE_HDR)
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 $(FUZZ_OBJ): build-fuzz/obj/%.o: %.c $(FUZZ_HDR)
 	@mkdir -p $(dir $@)

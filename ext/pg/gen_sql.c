@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/vd_catalog.h"
+#include "vd_catalog.h"
 
 static const char *pg_type(vd_type t) {
   switch (t) {

@@ -4,7 +4,7 @@
 
 #include <sqlite3ext.h>
 
-#include "../core/vd_catalog.h"
+#include "vd_catalog.h"
 
 /* The per-connection context, shared by every module and function of that
  * connection and freed when the last of them is destroyed. */

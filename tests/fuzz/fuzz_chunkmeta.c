@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/openvds_objects.h"
+#include "formats/openvds/openvds_objects.h"
 #include "util/base64.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

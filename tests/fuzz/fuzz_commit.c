@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "formats/openvds_commit.h"
+#include "formats/openvds/openvds_commit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   vd_err e = {0};

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/lindi_journal.h"
+#include "formats/lindi/lindi_journal.h"
 
 static void check_round_trip(const lindi_journal *j) {
   vd_buf text = {0};

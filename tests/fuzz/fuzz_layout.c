@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "formats/openvds.h"
+#include "formats/openvds/openvds.h"
 
 static void walk_geometry(const vds_layout *lay) {
   static const char *const groups[] = {"Dimensions_012", "Dimensions_01", "Dimensions_02", "Dimensions_12",

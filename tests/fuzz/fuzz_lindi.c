@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "formats/lindi.h"
-#include "formats/tar.h"
+#include "formats/lindi/lindi.h"
+#include "formats/tar/tar.h"
 
 typedef struct pieces {
   const uint8_t *p;

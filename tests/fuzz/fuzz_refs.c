@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "formats/lindi.h"
+#include "formats/lindi/lindi.h"
 #include "util/pyjson.h"
 #include "util/utf8.h"
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/lindi.h"
-#include "formats/lindi_refs_stream.h"
+#include "formats/lindi/lindi.h"
+#include "formats/lindi/lindi_refs_stream.h"
 #include "fuzz_input.h"
 #include "util/pyjson.h"
 

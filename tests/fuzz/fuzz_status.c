@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/openvds.h"
+#include "formats/openvds/openvds.h"
 
 static const char layout_json[] =
     "{\"axisDescriptors\":["

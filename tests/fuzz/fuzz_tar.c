@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "formats/tar.h"
+#include "formats/tar/tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   unsigned char b[TAR_BLOCK] = {0};

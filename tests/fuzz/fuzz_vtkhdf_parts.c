@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/vtkhdf.h"
+#include "formats/vtkhdf/vtkhdf.h"
 #include "fuzz_input.h"
 
 static int64_t value(in *s) { return hostile_value(s, 13); }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/vtkhdf_shape.h"
+#include "formats/vtkhdf/vtkhdf_shape.h"
 #include "fuzz_input.h"
 
 static uint64_t value(in *s) {

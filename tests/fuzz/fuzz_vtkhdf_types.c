@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/vtkhdf.h"
+#include "formats/vtkhdf/vtkhdf.h"
 #include "fuzz_input.h"
 
 static int64_t value(in *s) { return hostile_value(s, 11); }

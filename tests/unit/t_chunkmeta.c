@@ -2,7 +2,7 @@
  * with the spec's own examples. */
 #include <string.h>
 
-#include "formats/openvds_objects.h"
+#include "formats/openvds/openvds_objects.h"
 #include "tap.h"
 
 static void meta(void) {

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "formats/openvds.h"
+#include "formats/openvds/openvds.h"
 #include "tap.h"
 
 static unsigned char *fixture(const char *name, size_t *len) {

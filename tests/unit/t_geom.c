@@ -4,7 +4,7 @@
  * worked example for chunk 57. */
 #include <string.h>
 
-#include "formats/openvds.h"
+#include "formats/openvds/openvds.h"
 #include "tap.h"
 
 static int load(vds_layout *lay, int *n, vds_layer **ls) {

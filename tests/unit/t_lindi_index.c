@@ -4,7 +4,7 @@
  * JSON value ends; a packed index answers lookups like the one it was made from. */
 #include <string.h>
 
-#include "formats/lindi.h"
+#include "formats/lindi/lindi.h"
 #include "tap.h"
 
 #define ENTRY "{\"d\": 512, \"n\": \".tar_entry.json\", \"o\": 0, \"s\": 1024}"

@@ -2,7 +2,7 @@
  * short last pages, truncated pages, 28-byte wavelet entries. */
 #include <string.h>
 
-#include "formats/openvds.h"
+#include "formats/openvds/openvds.h"
 #include "tap.h"
 
 static void entries(void) {

@@ -4,7 +4,7 @@
  * use, 1.0) written back exactly as read and decoded with their length. */
 #include <string.h>
 
-#include "formats/lindi.h"
+#include "formats/lindi/lindi.h"
 #include "tap.h"
 #include "util/pyjson.h"
 

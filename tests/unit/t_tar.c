@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/tar.h"
+#include "formats/tar/tar.h"
 #include "tap.h"
 
 /* A header for "x" whose size field holds v in GNU base-256 (0x80, then 11 bytes). */

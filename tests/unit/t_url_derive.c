@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/vtkhdf_vfd.h"
+#include "formats/vtkhdf/vtkhdf_vfd.h"
 #include "store/store.h"
 #include "tap.h"
 #include "vd_ctx.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/openvds_pages.h"
+#include "formats/openvds/openvds_pages.h"
 #include "tap.h"
 #include "vd_catalog.h"
 

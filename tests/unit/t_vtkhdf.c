@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/vtkhdf.h"
+#include "formats/vtkhdf/vtkhdf.h"
 #include "tap.h"
 
 static vh_slot *run(vh_counts *c, int64_t *n, vh_topo **tp, vd_err *e) {

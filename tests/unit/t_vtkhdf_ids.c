@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/vtkhdf.h"
+#include "formats/vtkhdf/vtkhdf.h"
 #include "tap.h"
 
 static const unsigned kinds[] = {H5F_OBJ_FILE, H5F_OBJ_GROUP, H5F_OBJ_DATASET, H5F_OBJ_ATTR, H5F_OBJ_DATATYPE};

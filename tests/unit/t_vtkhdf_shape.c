@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "formats/vtkhdf_shape.h"
+#include "formats/vtkhdf/vtkhdf_shape.h"
 #include "tap.h"
 
 static void shape(const int64_t ext[6], int cells, int temporal, int rank, const uint64_t *dims, int64_t want_t,

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/vtkhdf_vfd.h"
+#include "formats/vtkhdf/vtkhdf_vfd.h"
 #include "tap.h"
 
 static int shows(const char *in, const char *want) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../util/base64.h"
+#include "util/base64.h"
 #include "store.h"
 
 /* Azurite's documented development account (public, printed in Microsoft's docs): what

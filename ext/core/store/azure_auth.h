@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "../vd_ctx.h"
-#include "../vd_err.h"
+#include "vd_ctx.h"
+#include "vd_err.h"
 
 /* The four ways of giving credentials, as vdsql_config keys or environment variables. */
 typedef struct vd_az_settings {

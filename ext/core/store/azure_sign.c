@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../util/base64.h"
-#include "../vd_buf.h"
+#include "util/base64.h"
+#include "vd_buf.h"
 #include "store.h"
 
 void vd_az_date(time_t t, char out[32]) {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "../vd_err.h"
+#include "vd_err.h"
 
 /* The x-ms-version every request sends: a version Azurite 3.35 accepts and whose rules
  * (Content-Length empty when 0) the signer follows. */

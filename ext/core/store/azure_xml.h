@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "../vd_err.h"
+#include "vd_err.h"
 #include "store.h"
 
 typedef struct vd_az_blob {

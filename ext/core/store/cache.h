@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "../vd_buf.h"
+#include "vd_buf.h"
 
 typedef struct vd_cache vd_cache;
 

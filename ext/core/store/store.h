@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#include "../vd_buf.h"
-#include "../vd_ctx.h"
-#include "../vd_err.h"
+#include "vd_buf.h"
+#include "vd_ctx.h"
+#include "vd_err.h"
 
 typedef struct vd_kv {
   char *key, *value;

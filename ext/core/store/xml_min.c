@@ -1,7 +1,7 @@
 /* The bounded XML reader of the object stores' answers (see xml_min.h for why not libxml2). */
 #include "xml_min.h"
 
-#include "../util/utf8.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 #include <stdlib.h>

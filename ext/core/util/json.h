@@ -5,7 +5,7 @@
 #include <cJSON.h>
 #include <stdint.h>
 
-#include "../vd_err.h"
+#include "vd_err.h"
 
 /* Parses len bytes; on failure says where (byte offset) in `where`. */
 vd_code vd_json_parse(const char *text, size_t len, const char *where, cJSON **out, vd_err *err);

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../vd_ctx.h"
+#include "vd_ctx.h"
 
 typedef struct vd_progress {
   int on;

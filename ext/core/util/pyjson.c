@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../formats/lindi.h"
+#include "formats/lindi/lindi.h"
 
 static int cmp(const void *a, const void *b) {
   return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);

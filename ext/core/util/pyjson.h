@@ -13,7 +13,7 @@
 
 #include <cJSON.h>
 
-#include "../vd_buf.h"
+#include "vd_buf.h"
 
 int vd_pyjson(const cJSON *v, vd_buf *out); /* 0 ok, -1 out of memory */
 

@@ -1,0 +1,383 @@
+/* Reading a VTKHDF file (vh_open): opening it (locally or through the store's HDF5
+ * driver), the header and Type, one leaf or the Assembly's leaves, the walk over the
+ * partition rows and the doc's lifetime; plus the helpers the reader's parts share
+ * (vtkhdf_read.h). The partition rows are made in vtkhdf_grid.c, arrays, Assembly and
+ * sources in vtkhdf_tree.c. HDF5 follows links and virtual datasets by itself; we look at
+ * them too, because HDF5 silently returns zeros for a missing virtual-dataset source and
+ * we must never report those zeros as counts. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "vtkhdf_read.h"
+#include "vtkhdf_shape.h"
+#include "vtkhdf_stream.h"
+#include "vtkhdf_vfd.h"
+
+char *vhr_dup0(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The pool the rows' strings point into: consecutive rows mostly repeat the same block,
+ * type and file, so looking back a few entries keeps one copy of each. NULL stays NULL;
+ * *ok is cleared when memory runs out. */
+const char *vhr_intern(vh_doc *d, const char *s, int *ok) {
+  if (!s) return NULL;
+  for (int i = d->nstrs - 1; i >= 0 && i >= d->nstrs - 8; i--)
+    if (!strcmp(d->strs[i], s)) return d->strs[i];
+  if (d->nstrs == d->capstrs) {
+    int nc = d->capstrs ? d->capstrs * 2 : 16;
+    char **p = realloc(d->strs, nc * sizeof *p);
+    if (!p) return *ok = 0, NULL;
+    d->strs = p;
+    d->capstrs = nc;
+  }
+  char *c = strdup(s);
+  if (!c) return *ok = 0, NULL;
+  return d->strs[d->nstrs++] = c;
+}
+
+static const char *const known_types[] = {"ImageData", "RectilinearGrid", "StructuredGrid", "UnstructuredGrid",
+                                          "PolyData", "HyperTreeGrid", "OverlappingAMR", "Table",
+                                          "PartitionedDataSetCollection", "MultiBlockDataSet", NULL};
+
+/* The Type of a group, with VTK 9.1's rule for Version 1.x files that have none:
+ * WholeExtent means ImageData, anything else UnstructuredGrid. NULL: no Type (an empty
+ * composite leaf). */
+vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type) {
+  *type = vh5_attr_str(g, "Type");
+  H5Eclear2(H5E_DEFAULT);
+  if (!*type) {
+    int64_t ver[2] = {0, 0};
+    if (vh5_attr_i64(g, "Version", ver, 2) >= 1 && ver[0] == 1)
+      *type = strdup(H5Aexists(g, "WholeExtent") > 0 ? "ImageData" : "UnstructuredGrid");
+    H5Eclear2(H5E_DEFAULT);
+    return VD_OK;
+  }
+  for (int i = 0; known_types[i]; i++)
+    if (strcmp(*type, known_types[i]) == 0) return VD_OK;
+  vd_code rc = vd_fail(r->err, VD_INVALID, "%s: %s has an unknown VTKHDF Type '%s'", r->name, where, *type);
+  free(*type);
+  *type = NULL;
+  return rc;
+}
+
+vd_code vhr_whole_extent(rd *r, hid_t g, const char *where, int64_t ext[6], int *has) {
+  double v[6];
+  *has = vh5_attr_i64(g, "WholeExtent", ext, 6) == 6;
+  if (!*has && vh5_attr_real(g, "WholeExtent", v, 6) == 6) {
+    int bad = vh_whole_numbers(v, 6, ext);
+    H5Eclear2(H5E_DEFAULT);
+    if (bad >= 0)
+      return vd_fail(r->err, VD_INVALID, "%s: WholeExtent[%d] is %.17g, not a whole number (an extent counts points)",
+                     where, bad, v[bad]);
+    *has = 1;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return VD_OK;
+}
+
+static int is_composite(const char *t) {
+  return t && (!strcmp(t, "PartitionedDataSetCollection") || !strcmp(t, "MultiBlockDataSet"));
+}
+
+
+void vhr_names_free(names *ns);
+
+
+vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out) {
+  vh_doc *d = r->doc;
+  GROW(d->parts, d->nparts, d->capparts);
+  vh_part *p = &d->parts[d->nparts++];
+  memset(p, 0, sizeof *p);
+  int ok = 1;
+  p->block = vhr_intern(d, L->block, &ok);
+  p->type = vhr_intern(d, L->type, &ok);
+  p->n_points = p->n_cells = p->n_conn = VH_NULL;
+  p->point_off = p->cell_off = p->conn_off = p->offsets_off = p->n_trees = VH_NULL;
+  p->step = p->partition = VH_NULL;
+  p->status = "ok";
+  *out = p;
+  if (!ok) return vd_nomem(r->err);
+  vh_seg *g = d->nsegs ? &d->segs[d->nsegs - 1] : NULL;
+  if (g && !g->st && g->hi == d->nparts - 1) {
+    g->hi++;
+    return VD_OK;
+  }
+  GROW(d->segs, d->nsegs, d->capsegs);
+  d->segs[d->nsegs++] = (vh_seg){d->nparts - 1, d->nparts, NULL};
+  return VD_OK;
+}
+
+
+
+static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *li, void *data) {
+  names *ns = data;
+  if (ns->n == ns->cap) {
+    int nc = ns->cap ? ns->cap * 2 : 16;
+    char **p = realloc(ns->v, nc * sizeof *p);
+    if (!p) return -1;
+    ns->v = p;
+    ns->cap = nc;
+  }
+  if (!(ns->v[ns->n] = strdup(name))) return -1;
+  ns->n++;
+  return 0;
+}
+
+void vhr_names_free(names *ns) {
+  for (int i = 0; i < ns->n; i++) free(ns->v[i]);
+  free(ns->v);
+  memset(ns, 0, sizeof *ns);
+}
+
+vd_code vhr_children(rd *r, hid_t g, int by_name, const char *prefix, const char *name, names *ns) {
+  hsize_t idx = 0;
+  memset(ns, 0, sizeof *ns);
+  if (!by_name && H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
+  H5Eclear2(H5E_DEFAULT);
+  vhr_names_free(ns);
+  idx = 0;
+  if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
+  char m[256];
+  vhr_names_free(ns);
+  return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", prefix, name, vh5_msg(m, sizeof m));
+}
+
+vd_code vhr_data_group(rd *r, hid_t lg, const leaf *L, const char *name, hid_t *g, names *ns) {
+  memset(ns, 0, sizeof *ns);
+  *g = -1;
+  if (H5Lexists(lg, name, H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return VD_OK;
+  }
+  char m[256];
+  if ((*g = H5Gopen2(lg, name, H5P_DEFAULT)) < 0)
+    return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, name, vh5_msg(m, sizeof m));
+  vd_code rc = vhr_children(r, *g, 1, L->where, name, ns);
+  if (rc) H5Gclose(*g), *g = -1;
+  return rc;
+}
+
+
+vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
+  vd_code rc = VD_OK;
+  if (!L->type) { /* a composite leaf without Type is an empty block */
+    if (r->what & VH_PARTS) {
+      vh_part *p;
+      if ((rc = vhr_add_part(r, L, &p))) return rc;
+      p->status = "empty_block";
+      p->source_file = vhr_intern(r->doc, L->shown, &(int){1});
+    }
+    return VD_OK;
+  }
+  if (is_composite(L->type)) return vd_fail(r->err, VD_INVALID, "%s: a composite leaf must not be composite itself", L->where);
+  int ug = !strcmp(L->type, "UnstructuredGrid"), poly = !strcmp(L->type, "PolyData");
+  int amr = !strcmp(L->type, "OverlappingAMR"), htg = !strcmp(L->type, "HyperTreeGrid");
+  int sg = !strcmp(L->type, "StructuredGrid"), other = !strcmp(L->type, "RectilinearGrid") || sg || !strcmp(L->type, "Table");
+  if (amr && (r->what & (VH_PARTS | VH_AMR))) rc = vhr_amr(r, lg, L);
+  else if (htg && (r->what & (VH_PARTS | VH_TREES))) rc = vhr_htg(r, lg, L);
+  else if (r->what & VH_PARTS)
+    rc = (ug || poly) ? vhr_grid_parts(r, lg, L, poly) : other ? vhr_struct_parts(r, lg, L) : vhr_image_parts(r, lg, L);
+  if (!rc && (r->what & VH_ARRAYS)) {
+    int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (amr) rc = vhr_amr_arrays(r, lg, L); /* each level's own PointData, CellData, FieldData */
+    else
+      rc = vhr_leaf_arrays(r, lg, L, !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") || sg,
+                           temporal);
+  }
+  return rc;
+}
+
+
+
+
+static vd_code read_all(rd *r) {
+  char m[256];
+  if (H5Lexists(r->file, "VTKHDF", H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return vd_fail(r->err, VD_INVALID, "%s: no /VTKHDF group: not a VTKHDF file", r->name);
+  }
+  hid_t root = H5Gopen2(r->file, "VTKHDF", H5P_DEFAULT);
+  if (root < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open /VTKHDF (HDF5: %s)", r->name, vh5_msg(m, sizeof m));
+  char *type = NULL;
+  vd_code rc = vhr_read_type(r, root, "/VTKHDF", &type);
+  if (!rc && !type) rc = vd_fail(r->err, VD_INVALID, "%s: /VTKHDF has no Type attribute (and Version is not 1.x)", r->name);
+  if (!rc && is_composite(type)) {
+    if ((r->what & (VH_PARTS | VH_ARRAYS | VH_BLOCKS | VH_STARTS | VH_AMR | VH_TREES))) {
+      hid_t ag = H5Lexists(root, "Assembly", H5P_DEFAULT) > 0 ? H5Gopen2(root, "Assembly", H5P_DEFAULT) : -1;
+      if (ag < 0) {
+        rc = vd_fail(r->err, VD_INVALID, "%s: %s without an /VTKHDF/Assembly group", r->name, type);
+      } else {
+        rc = vhr_assembly(r, root, ag, "/Assembly", 0);
+        H5Gclose(ag);
+      }
+    }
+  } else if (!rc) {
+    leaf L = {"", type, r->path, r->name, ""};
+    snprintf(L.where, sizeof L.where, "%s: /VTKHDF", r->name);
+    rc = vhr_do_leaf(r, root, &L);
+  }
+  if (!rc && (r->what & VH_SOURCES)) rc = vhr_walk_sources(r, root, "/VTKHDF", r->path, 0);
+  free(type);
+  H5Gclose(root);
+  return rc;
+}
+
+vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err *err) {
+  memset(doc, 0, sizeof *doc);
+  doc->file = -1;
+  doc->ctx = ctx;
+  int remote = doc->remote = vh_is_url(url);
+  vd_code rc = VD_OK;
+  if (!*url) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
+  /* schemes other than http(s) and file: the store's own refusal (and wording) */
+  if (!remote && (rc = vd_url_check(url, err))) return rc;
+  char *path = remote ? strdup(url) : vd_url_path(url);
+  if (!path || !(doc->shown = vh_shown(path))) return free(path), vd_nomem(err);
+  doc->path = path;
+  const char *name = doc->shown;
+  if (!*path) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
+  /* the store's refusals, in its words: missing, unreadable, a directory, a FIFO (which
+   * HDF5's open would wait on) */
+  if (!remote && (rc = vd_file_check_regular(path, err))) return rc;
+
+  /* HDF5 prints its error stack by default; the core never prints, so switch it off
+   * for this thread while we work and carry its messages into ours. */
+  H5E_auto2_t old_fn;
+  void *old_data;
+  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  char m[256];
+  /* remote: every byte through the store (and its counters), sub-files included, under
+   * the rule of vh_url_check against this URL */
+  hid_t fapl = remote ? vh_vfd_fapl(ctx, path) : vh_local_fapl(ctx);
+  /* read-only and unlocked: VDS reads through a read-write handle can return zeros,
+   * and another process may be writing the file */
+  if (fapl >= 0 && !remote) H5Pset_file_locking(fapl, 0, 1);
+  /* sub-files are checked (and opened) with the same access list, once per name */
+  vh5_session(ctx, path, remote, fapl);
+  if (remote) vh_vfd_begin(ctx, path);
+  hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+  m[0] = 0;
+  if (f < 0 && !remote) vh5_msg(m, sizeof m); /* before the probe below replaces HDF5's error stack */
+  /* only to say why an open failed: the signature probe reads through HDF5's own driver */
+  htri_t ish5 = remote || f >= 0 ? 1 : H5Fis_hdf5(path);
+  if (remote && f < 0 && *vh_vfd_last_error()) {
+    rc = vd_fail(err, VD_IO, "%s", vh_vfd_last_error());
+    H5Eclear2(H5E_DEFAULT);
+  } else if (ish5 <= 0) {
+    rc = vd_fail(err, VD_INVALID, "%s: not an HDF5 file", name);
+    H5Eclear2(H5E_DEFAULT);
+  } else if (f < 0) {
+    rc = vd_fail(err, VD_INVALID, "%s: cannot open as HDF5 (HDF5: %s)", name, m[0] ? m : vh5_msg(m, sizeof m));
+  } else {
+    rd r = {doc, ctx, remote, what, f, path, name, err};
+    rc = read_all(&r);
+    int streams = 0;
+    for (int i = 0; i < doc->nsegs; i++) streams += doc->segs[i].st != NULL;
+    if (streams && !rc) doc->file = f; /* the streamed leaves read from it later */
+    else H5Fclose(f);
+  }
+  vh5_session_end();
+  if (fapl >= 0) H5Pclose(fapl);
+  if (remote) vh_vfd_end();
+  if (remote && doc->file <= 0) vh_vfd_forget(ctx);
+  H5Eclear2(H5E_DEFAULT);
+  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  if (rc) vh_err_redact(err);
+  return rc;
+}
+
+vd_code vh_rows_next(vh_rows *it, vd_err *err) {
+  if (it->bi < it->bn) { /* the common case: the next row of a streamed batch */
+    it->cur = &it->buf[it->bi++];
+    return VD_OK;
+  }
+  vh_doc *d = it->doc;
+  while (it->seg < d->nsegs) {
+    vh_seg *g = &d->segs[it->seg];
+    if (!g->st) {
+      if (g->lo + it->i < g->hi) {
+        it->cur = &d->parts[g->lo + it->i++];
+        return VD_OK;
+      }
+    } else {
+      if (it->bi < it->bn) {
+        it->cur = &it->buf[it->bi++];
+        return VD_OK;
+      }
+      if (it->pend) { /* the rows made before the error are out: now the error */
+        vd_code rc = vd_fail(err, it->pend, "%s", it->pend_msg);
+        it->pend = VD_OK;
+        return rc;
+      }
+      if (!it->i) { /* the leaf is not done: its next batch */
+        vd_code rc = vh_stream_fill(g->st, it->buf, it->tbuf, VH_BATCH, &it->bn, err);
+        it->bi = 0;
+        if (it->bn < VH_BATCH) it->i = 1; /* the leaf ended (or failed) with this batch */
+        if (rc) {
+          if (!it->bn) return rc;
+          it->pend = rc;
+          snprintf(it->pend_msg, sizeof it->pend_msg, "%s", err->msg);
+          vd_err_clear(err);
+        }
+        if (it->bn) {
+          it->cur = &it->buf[it->bi++];
+          return VD_OK;
+        }
+      }
+    }
+    it->seg++, it->i = 0, it->bi = it->bn = 0;
+  }
+  it->eof = 1;
+  it->cur = NULL;
+  return VD_OK;
+}
+
+int vh_rows_streamed(const vh_rows *it) {
+  return !it->eof && it->seg < it->doc->nsegs && it->doc->segs[it->seg].st != NULL;
+}
+
+void vh_rows_skip_leaf(vh_rows *it) {
+  if (!vh_rows_streamed(it)) return;
+  vh_stream_done(it->doc->segs[it->seg].st);
+  it->seg++, it->i = 0, it->bi = it->bn = 0, it->pend = VD_OK;
+}
+
+void vh_doc_free(vh_doc *d) {
+  for (int i = 0; i < d->nsegs; i++) vh_stream_free(d->segs[i].st);
+  free(d->segs);
+  if (d->file > 0) { /* 0 is never an HDF5 id: a doc that was never opened */
+    vh_h5scope sc;
+    vh_h5_enter(&sc, d->ctx, d->remote, d->path);
+    H5Fclose(d->file);
+    vh_h5_leave(&sc);
+    if (d->remote) vh_vfd_forget(d->ctx);
+  }
+  for (int i = 0; i < d->nparts; i++) free(d->parts[i].topo);
+  for (int i = 0; i < d->nstrs; i++) free(d->strs[i]);
+  free(d->strs);
+  for (int i = 0; i < d->narrays; i++) {
+    vh_array *a = &d->arrays[i];
+    free(a->block), free(a->association), free(a->name), free(a->type), free(a->attribute), free(a->source_file);
+  }
+  for (int i = 0; i < d->nsources; i++) {
+    vh_source *s = &d->sources[i];
+    free(s->object), free(s->kind), free(s->file), free(s->resolved), free(s->target), free(s->problem);
+  }
+  for (int i = 0; i < d->nblocks; i++) {
+    vh_block *b = &d->blocks[i];
+    free(b->path), free(b->name), free(b->kind), free(b->leaf), free(b->type), free(b->external_file);
+  }
+  for (int i = 0; i < d->nlarrs; i++) {
+    vh_leafarrs *la = &d->larrs[i];
+    for (int k = 0; k < la->na; k++) free(la->a[k].o);
+    free(la->a), free(la->base_pt), free(la->base_cell);
+  }
+  free(d->boxes), free(d->trees);
+  free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path), free(d->shown);
+  memset(d, 0, sizeof *d);
+  d->file = -1;
+}
