@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/lindi/lindi.h"
+#include "util/utf8.h"
 
 static int cmp(const void *a, const void *b) {
   return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
@@ -19,12 +19,92 @@ static int indent(vd_buf *o, int level) {
   return bad;
 }
 
+/* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii): \" \\ \b \f
+ * \n \r \t as two characters, other control characters, DEL and everything past ASCII
+ * as \u escapes (lowercase hex, surrogate pairs past U+FFFF). Bytes that are not UTF-8
+ * (never in what vdsql writes: names and keys are checked) become \u0080..\u00ff, so
+ * the output is always JSON that readers accept. */
+int vd_pyjson_string_n(vd_buf *out, const char *s, size_t len) {
+  int bad = vd_buf_append(out, "\"", 1);
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  char tmp[16];
+  while (p < end) {
+    const unsigned char *run = p; /* plain printable ASCII is copied in one go */
+    while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
+    if (p > run) bad |= vd_buf_append(out, run, (size_t)(p - run));
+    if (p == end) break;
+    unsigned c = *p;
+    int n = 1;
+    if (c >= 0x80 && !(n = vd_utf8_seq(p, (size_t)(end - p), &c))) n = 1, c = *p;
+    const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+                  : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+    if (e) {
+      bad |= vd_buf_append(out, e, 2);
+    } else if (c < 0x10000) {
+      snprintf(tmp, sizeof tmp, "\\u%04x", c);
+      bad |= vd_buf_append(out, tmp, 6);
+    } else {
+      c -= 0x10000;
+      snprintf(tmp, sizeof tmp, "\\u%04x\\u%04x", 0xd800 + (c >> 10), 0xdc00 + (c & 0x3ff));
+      bad |= vd_buf_append(out, tmp, 12);
+    }
+    p += n;
+  }
+  bad |= vd_buf_append(out, "\"", 1);
+  return bad ? -1 : 0;
+}
+
+int vd_pyjson_string(vd_buf *out, const char *s) { return vd_pyjson_string_n(out, s, strlen(s)); }
+
+/* A non-integral finite double as Python's repr writes it (json.dumps uses float.__repr__):
+ * the fewest significant digits that read back as the same double, in fixed notation
+ * when the decimal exponent is in [-4, 16), else as d.ddde[+-]XX. libc has no shortest
+ * round-trip format, so the digits are found by trying 1..17 of them with %.*e and
+ * strtod (at most 17 tries, each exact). */
+static void py_repr(double d, char *out, size_t cap) {
+  char e[40];
+  int prec = 1;
+  for (; prec < 17; prec++) {
+    snprintf(e, sizeof e, "%.*e", prec - 1, d);
+    if (strtod(e, NULL) == d) break;
+  }
+  snprintf(e, sizeof e, "%.*e", prec - 1, d);
+  char digits[24];
+  int nd = 0, neg = e[0] == '-';
+  const char *q = e + neg;
+  for (; *q && *q != 'e'; q++)
+    if (*q >= '0' && *q <= '9') digits[nd++] = *q;
+  while (nd > 1 && digits[nd - 1] == '0') nd--; /* %.*e may pad the last try */
+  digits[nd] = 0;
+  int exp10 = atoi(q + 1), decpt = exp10 + 1; /* digits "d1d2.." times 10^(decpt - nd) */
+  char *w = out, *end = out + cap - 1; /* cap >= 40: the longest result is 24 bytes */
+  if (neg) *w++ = '-';
+  if (decpt > -4 && decpt <= 16) { /* fixed: 0.000ddd, ddd000.0 or dd.ddd */
+    if (decpt <= 0) {
+      *w++ = '0', *w++ = '.';
+      for (int i = 0; i < -decpt; i++) *w++ = '0';
+      for (int i = 0; i < nd; i++) *w++ = digits[i];
+    } else {
+      for (int i = 0; i < decpt; i++) *w++ = i < nd ? digits[i] : '0';
+      *w++ = '.';
+      if (decpt >= nd) *w++ = '0';
+      for (int i = decpt; i < nd; i++) *w++ = digits[i];
+    }
+    *w = 0;
+  } else { /* d.ddde+XX, the exponent at least two digits */
+    *w++ = digits[0];
+    if (nd > 1) *w++ = '.';
+    for (int i = 1; i < nd; i++) *w++ = digits[i];
+    snprintf(w, (size_t)(end - w) + 1, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+  }
+}
+
 static int put_number(double d, vd_buf *o) {
   char tmp[64];
   if (d == floor(d) && fabs(d) < 9.0e15)
     snprintf(tmp, sizeof tmp, "%lld", (long long)d);
   else if (isfinite(d))
-    snprintf(tmp, sizeof tmp, "%.17g", d);
+    py_repr(d, tmp, sizeof tmp);
   else
     snprintf(tmp, sizeof tmp, "%s", isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
   return vd_buf_append(o, tmp, strlen(tmp));
@@ -37,7 +117,7 @@ static int emit(const cJSON *v, vd_buf *o, int level) {
   if (cJSON_IsTrue(v)) return vd_buf_append(o, "true", 4);
   if (cJSON_IsFalse(v)) return vd_buf_append(o, "false", 5);
   if (cJSON_IsNumber(v)) return put_number(v->valuedouble, o);
-  if (cJSON_IsString(v)) return lindi_json_string_n(o, v->valuestring, strlen(v->valuestring));
+  if (cJSON_IsString(v)) return vd_pyjson_string_n(o, v->valuestring, strlen(v->valuestring));
   if (!cJSON_IsArray(v) && !cJSON_IsObject(v)) return 0;
   int obj = cJSON_IsObject(v), n = cJSON_GetArraySize(v), i = 0, bad = 0;
   if (!n) return vd_buf_append(o, obj ? "{}" : "[]", 2);
@@ -50,7 +130,7 @@ static int emit(const cJSON *v, vd_buf *o, int level) {
     if (i) bad |= vd_buf_append(o, ",", 1);
     bad |= indent(o, level + 1);
     if (obj) {
-      bad |= lindi_json_string_n(o, items[i]->string, strlen(items[i]->string));
+      bad |= vd_pyjson_string_n(o, items[i]->string, strlen(items[i]->string));
       bad |= vd_buf_append(o, ": ", 2);
     }
     bad |= emit(items[i], o, level + 1);
@@ -138,7 +218,7 @@ static void scalar(walk_t *w, cJSON *v, const char *a, const char *b) {
   }
   if (plain) return;
   w->tmp.len = 0;
-  int bad = cJSON_IsString(v) ? lindi_json_string_n(&w->tmp, v->valuestring, strlen(v->valuestring))
+  int bad = cJSON_IsString(v) ? vd_pyjson_string_n(&w->tmp, v->valuestring, strlen(v->valuestring))
                               : put_number(v->valuedouble, &w->tmp);
   if (bad) w->rc = -1;
   else if (w->tmp.len != n || memcmp(w->tmp.data, a, n) != 0) to_raw(w, v, a, n);
@@ -270,7 +350,7 @@ cJSON *vd_pyjson_string_node(const void *p, size_t n) {
   }
   vd_buf lit = {0};
   cJSON *j = NULL;
-  if (!lindi_json_string_n(&lit, p, n) && !vd_buf_append(&lit, "", 1)) j = cJSON_CreateRaw((const char *)lit.data);
+  if (!vd_pyjson_string_n(&lit, p, n) && !vd_buf_append(&lit, "", 1)) j = cJSON_CreateRaw((const char *)lit.data);
   vd_buf_free(&lit);
   return j;
 }

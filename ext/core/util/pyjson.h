@@ -16,6 +16,11 @@
 #include "vd_buf.h"
 
 int vd_pyjson(const cJSON *v, vd_buf *out); /* 0 ok, -1 out of memory */
+/* Appends a JSON string literal exactly as Python's json.dumps writes it (ASCII only);
+ * the _n form takes bytes with NUL among them (written as \u0000). 0 ok, -1 out of
+ * memory. */
+int vd_pyjson_string(vd_buf *out, const char *s);
+int vd_pyjson_string_n(vd_buf *out, const char *s, size_t len);
 
 /* After cJSON parsed text[0..len) into root: the strings and numbers under root's
  * member named `member` (all of root when NULL) that vd_pyjson would not write back

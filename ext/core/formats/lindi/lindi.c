@@ -33,42 +33,6 @@ vd_code lindi_parse_entry(const char *text, size_t len, const char *where, int64
   return rc;
 }
 
-/* Appends a JSON string the way Python's json.dumps writes it (ensure_ascii): \" \\ \b \f
- * \n \r \t as two characters, other control characters, DEL and everything past ASCII
- * as \u escapes (lowercase hex, surrogate pairs past U+FFFF). Bytes that are not UTF-8
- * (never in what vdsql writes: names and keys are checked) become \u0080..\u00ff, so
- * the output is always JSON that readers accept. */
-int lindi_json_string_n(vd_buf *out, const char *s, size_t len) {
-  int bad = vd_buf_append(out, "\"", 1);
-  const unsigned char *p = (const unsigned char *)s, *end = p + len;
-  char tmp[16];
-  while (p < end) {
-    const unsigned char *run = p; /* plain printable ASCII is copied in one go */
-    while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
-    if (p > run) bad |= vd_buf_append(out, run, (size_t)(p - run));
-    if (p == end) break;
-    unsigned c = *p;
-    int n = 1;
-    if (c >= 0x80 && !(n = vd_utf8_seq(p, (size_t)(end - p), &c))) n = 1, c = *p;
-    const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
-                  : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
-    if (e) {
-      bad |= vd_buf_append(out, e, 2);
-    } else if (c < 0x10000) {
-      snprintf(tmp, sizeof tmp, "\\u%04x", c);
-      bad |= vd_buf_append(out, tmp, 6);
-    } else {
-      c -= 0x10000;
-      snprintf(tmp, sizeof tmp, "\\u%04x\\u%04x", 0xd800 + (c >> 10), 0xdc00 + (c & 0x3ff));
-      bad |= vd_buf_append(out, tmp, 12);
-    }
-    p += n;
-  }
-  bad |= vd_buf_append(out, "\"", 1);
-  return bad ? -1 : 0;
-}
-
-void lindi_json_string(vd_buf *out, const char *s) { lindi_json_string_n(out, s, strlen(s)); }
 
 static void put_str(vd_buf *b, const char *s) { vd_buf_append(b, s, strlen(s)); }
 
@@ -82,7 +46,7 @@ static void put_int(vd_buf *b, int64_t v) { /* snprintf per number dominated big
 
 static void entry_obj(vd_buf *b, const char *indent, const char *name, int64_t o, int64_t d, int64_t s) {
   put_str(b, "{\n"), put_str(b, indent), put_str(b, "  \"d\": "), put_int(b, d);
-  put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"n\": "), lindi_json_string(b, name);
+  put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"n\": "), vd_pyjson_string(b, name);
   put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"o\": "), put_int(b, o);
   put_str(b, ",\n"), put_str(b, indent), put_str(b, "  \"s\": "), put_int(b, s);
   put_str(b, "\n"), put_str(b, indent), put_str(b, "}");

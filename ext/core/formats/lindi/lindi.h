@@ -71,11 +71,6 @@ vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *
  * large index is never held whole; *len gets its length. */
 typedef vd_code (*lindi_sink)(void *ctx, const void *p, size_t n, vd_err *err);
 vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err);
-/* A JSON string literal exactly as Python's json.dumps writes it (ASCII only); the _n
- * form takes bytes with NUL among them (written as \u0000) and returns -1 when out of
- * memory. */
-void lindi_json_string(vd_buf *out, const char *s);
-int lindi_json_string_n(vd_buf *out, const char *s, size_t len);
 /* Padded size of a new member for a JSON text of len bytes: 8192 * 2^k >= 4 * len. */
 int64_t lindi_grow(int64_t len);
 
