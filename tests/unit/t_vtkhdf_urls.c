@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/vtkhdf/vtkhdf.h"
 #include "formats/vtkhdf/vtkhdf_vfd.h"
 #include "tap.h"
 

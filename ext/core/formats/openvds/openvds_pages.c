@@ -8,6 +8,27 @@
 
 #include "openvds_pages_impl.h"
 
+vds_dirty_page *vds_pages_find_dirty(const vds_pages *pl, int64_t page) {
+  int a = 0, b = pl->ndirty;
+  while (a < b) {
+    int m = a + (b - a) / 2;
+    if (pl->dirty[m].page < page) a = m + 1; else b = m;
+  }
+  return a < pl->ndirty && pl->dirty[a].page == page ? &pl->dirty[a] : NULL;
+}
+
+int vds_pages_dirty(const vds_pages *pl) { return pl->ndirty; }
+
+void vds_dirty_page_free(vds_dirty_page *d) {
+  free(d->bytes);
+  free(d->ent);
+}
+
+void vds_pages_discard(vds_pages *pl) {
+  for (int i = 0; i < pl->ndirty; i++) vds_dirty_page_free(&pl->dirty[i]);
+  pl->ndirty = 0;
+}
+
 vd_code vds_pages_open(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, vds_pages **out, vd_err *err) {
   vds_pages *pl = calloc(1, sizeof *pl);
   *out = pl;

@@ -59,5 +59,6 @@ char *vds_pages_url(const vds_pages *pl, int64_t name); /* the page object store
 /* vds_page_check naming the page by its (redacted) URL. */
 vd_code vds_pages_check(const vds_pages *pl, int64_t p, const char *url, size_t len, vd_err *err);
 vds_dirty_page *vds_pages_find_dirty(const vds_pages *pl, int64_t page);
+void vds_dirty_page_free(vds_dirty_page *d); /* its copies; the page struct itself is the array's */
 
 #endif

@@ -28,27 +28,6 @@ void vds_entry_encode(unsigned char *p, int entry_size, uint64_t hash, uint32_t 
   for (int i = 0; i < 8; i++) h[i] = (unsigned char)(hash >> (8 * i));
 }
 
-vds_dirty_page *vds_pages_find_dirty(const vds_pages *pl, int64_t page) {
-  int a = 0, b = pl->ndirty;
-  while (a < b) {
-    int m = a + (b - a) / 2;
-    if (pl->dirty[m].page < page) a = m + 1; else b = m;
-  }
-  return a < pl->ndirty && pl->dirty[a].page == page ? &pl->dirty[a] : NULL;
-}
-
-int vds_pages_dirty(const vds_pages *pl) { return pl->ndirty; }
-
-static void page_free(vds_dirty_page *d) {
-  free(d->bytes);
-  free(d->ent);
-}
-
-void vds_pages_discard(vds_pages *pl) {
-  for (int i = 0; i < pl->ndirty; i++) page_free(&pl->dirty[i]);
-  pl->ndirty = 0;
-}
-
 /* Reads the object at url with its etag: *got 0 when there is none. */
 static vd_code read_fresh(vds_pages *pl, const char *url, vd_buf *body, char etag[128], int *got, vd_err *err) {
   vd_objinfo info = {0};
@@ -156,7 +135,7 @@ vd_code vds_pages_set(vds_pages *pl, int64_t chunk, const unsigned char *raw, in
     nd.name = stored >= 0 ? stored : p; /* OpenVDS stores a new page i under name i */
     if (!(nd.bytes = malloc(pl->page_bytes))) return vd_nomem(err);
     if ((rc = load_base(pl, &nd, stored >= 0, err))) {
-      page_free(&nd);
+      vds_dirty_page_free(&nd);
       return rc;
     }
     int at = 0;
@@ -368,7 +347,7 @@ vd_code vds_pages_write_pages(vds_pages *pl, vd_err *err) {
   pl->page_of = -1;
   for (int i = 0; i < done; i++) {
     pl->dir[pl->dirty[i].page] = pl->dirty[i].name;
-    page_free(&pl->dirty[i]);
+    vds_dirty_page_free(&pl->dirty[i]);
   }
   memmove(pl->dirty, pl->dirty + done, (pl->ndirty - done) * sizeof *pl->dirty);
   pl->ndirty -= done;

@@ -248,4 +248,8 @@ vd_code vh_iter_fill(vh_iter *it, vh_slot *x, vh_topo *y, int max, int *n, vd_er
  * for PolyData *topo, one per slot) are malloc'd. what names the leaf in errors. */
 vd_code vh_compute(const vh_counts *c, const char *what, vh_slot **out, vh_topo **topo, int64_t *nout, vd_err *err);
 
+/* err's message with every URL in it shown as vh_show shows it (userinfo and ?query
+ * cut: vtkhdf_vfd.c): the last guard before a message leaves the reader. */
+void vh_err_redact(vd_err *err);
+
 #endif

@@ -16,149 +16,9 @@
 #include "vtkhdf_stream.h"
 #include "vtkhdf_vfd.h"
 
-char *vhr_dup0(const char *s) { return s ? strdup(s) : NULL; }
-
-/* The pool the rows' strings point into: consecutive rows mostly repeat the same block,
- * type and file, so looking back a few entries keeps one copy of each. NULL stays NULL;
- * *ok is cleared when memory runs out. */
-const char *vhr_intern(vh_doc *d, const char *s, int *ok) {
-  if (!s) return NULL;
-  for (int i = d->nstrs - 1; i >= 0 && i >= d->nstrs - 8; i--)
-    if (!strcmp(d->strs[i], s)) return d->strs[i];
-  if (d->nstrs == d->capstrs) {
-    int nc = d->capstrs ? d->capstrs * 2 : 16;
-    char **p = realloc(d->strs, nc * sizeof *p);
-    if (!p) return *ok = 0, NULL;
-    d->strs = p;
-    d->capstrs = nc;
-  }
-  char *c = strdup(s);
-  if (!c) return *ok = 0, NULL;
-  return d->strs[d->nstrs++] = c;
-}
-
-static const char *const known_types[] = {"ImageData", "RectilinearGrid", "StructuredGrid", "UnstructuredGrid",
-                                          "PolyData", "HyperTreeGrid", "OverlappingAMR", "Table",
-                                          "PartitionedDataSetCollection", "MultiBlockDataSet", NULL};
-
-/* The Type of a group, with VTK 9.1's rule for Version 1.x files that have none:
- * WholeExtent means ImageData, anything else UnstructuredGrid. NULL: no Type (an empty
- * composite leaf). */
-vd_code vhr_read_type(rd *r, hid_t g, const char *where, char **type) {
-  *type = vh5_attr_str(g, "Type");
-  H5Eclear2(H5E_DEFAULT);
-  if (!*type) {
-    int64_t ver[2] = {0, 0};
-    if (vh5_attr_i64(g, "Version", ver, 2) >= 1 && ver[0] == 1)
-      *type = strdup(H5Aexists(g, "WholeExtent") > 0 ? "ImageData" : "UnstructuredGrid");
-    H5Eclear2(H5E_DEFAULT);
-    return VD_OK;
-  }
-  for (int i = 0; known_types[i]; i++)
-    if (strcmp(*type, known_types[i]) == 0) return VD_OK;
-  vd_code rc = vd_fail(r->err, VD_INVALID, "%s: %s has an unknown VTKHDF Type '%s'", r->name, where, *type);
-  free(*type);
-  *type = NULL;
-  return rc;
-}
-
-vd_code vhr_whole_extent(rd *r, hid_t g, const char *where, int64_t ext[6], int *has) {
-  double v[6];
-  *has = vh5_attr_i64(g, "WholeExtent", ext, 6) == 6;
-  if (!*has && vh5_attr_real(g, "WholeExtent", v, 6) == 6) {
-    int bad = vh_whole_numbers(v, 6, ext);
-    H5Eclear2(H5E_DEFAULT);
-    if (bad >= 0)
-      return vd_fail(r->err, VD_INVALID, "%s: WholeExtent[%d] is %.17g, not a whole number (an extent counts points)",
-                     where, bad, v[bad]);
-    *has = 1;
-  }
-  H5Eclear2(H5E_DEFAULT);
-  return VD_OK;
-}
-
 static int is_composite(const char *t) {
   return t && (!strcmp(t, "PartitionedDataSetCollection") || !strcmp(t, "MultiBlockDataSet"));
 }
-
-
-void vhr_names_free(names *ns);
-
-
-vd_code vhr_add_part(rd *r, const leaf *L, vh_part **out) {
-  vh_doc *d = r->doc;
-  GROW(d->parts, d->nparts, d->capparts);
-  vh_part *p = &d->parts[d->nparts++];
-  memset(p, 0, sizeof *p);
-  int ok = 1;
-  p->block = vhr_intern(d, L->block, &ok);
-  p->type = vhr_intern(d, L->type, &ok);
-  p->n_points = p->n_cells = p->n_conn = VH_NULL;
-  p->point_off = p->cell_off = p->conn_off = p->offsets_off = p->n_trees = VH_NULL;
-  p->step = p->partition = VH_NULL;
-  p->status = "ok";
-  *out = p;
-  if (!ok) return vd_nomem(r->err);
-  vh_seg *g = d->nsegs ? &d->segs[d->nsegs - 1] : NULL;
-  if (g && !g->st && g->hi == d->nparts - 1) {
-    g->hi++;
-    return VD_OK;
-  }
-  GROW(d->segs, d->nsegs, d->capsegs);
-  d->segs[d->nsegs++] = (vh_seg){d->nparts - 1, d->nparts, NULL};
-  return VD_OK;
-}
-
-
-
-static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *li, void *data) {
-  names *ns = data;
-  if (ns->n == ns->cap) {
-    int nc = ns->cap ? ns->cap * 2 : 16;
-    char **p = realloc(ns->v, nc * sizeof *p);
-    if (!p) return -1;
-    ns->v = p;
-    ns->cap = nc;
-  }
-  if (!(ns->v[ns->n] = strdup(name))) return -1;
-  ns->n++;
-  return 0;
-}
-
-void vhr_names_free(names *ns) {
-  for (int i = 0; i < ns->n; i++) free(ns->v[i]);
-  free(ns->v);
-  memset(ns, 0, sizeof *ns);
-}
-
-vd_code vhr_children(rd *r, hid_t g, int by_name, const char *prefix, const char *name, names *ns) {
-  hsize_t idx = 0;
-  memset(ns, 0, sizeof *ns);
-  if (!by_name && H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
-  H5Eclear2(H5E_DEFAULT);
-  vhr_names_free(ns);
-  idx = 0;
-  if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, name_cb, ns) >= 0) return VD_OK;
-  char m[256];
-  vhr_names_free(ns);
-  return vd_fail(r->err, VD_INVALID, "%s: cannot list %s (HDF5: %s)", prefix, name, vh5_msg(m, sizeof m));
-}
-
-vd_code vhr_data_group(rd *r, hid_t lg, const leaf *L, const char *name, hid_t *g, names *ns) {
-  memset(ns, 0, sizeof *ns);
-  *g = -1;
-  if (H5Lexists(lg, name, H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return VD_OK;
-  }
-  char m[256];
-  if ((*g = H5Gopen2(lg, name, H5P_DEFAULT)) < 0)
-    return vd_fail(r->err, VD_INVALID, "%s: cannot open %s (HDF5: %s)", L->where, name, vh5_msg(m, sizeof m));
-  vd_code rc = vhr_children(r, *g, 1, L->where, name, ns);
-  if (rc) H5Gclose(*g), *g = -1;
-  return rc;
-}
-
 
 vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   vd_code rc = VD_OK;
@@ -190,8 +50,97 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   return rc;
 }
 
+static vd_code add_block(rd *r, const char *path, const char *name, const char *kind, const char *leafp,
+                         const char *type, int64_t index, const char *ext) {
+  if (!(r->what & VH_BLOCKS)) return VD_OK;
+  vh_doc *d = r->doc;
+  GROW(d->blocks, d->nblocks, d->capblocks);
+  vh_block *b = &d->blocks[d->nblocks++];
+  b->path = strdup(path);
+  b->name = strdup(name);
+  b->kind = strdup(kind);
+  b->leaf = vhr_dup0(leafp);
+  b->type = vhr_dup0(type);
+  b->external_file = vhr_dup0(ext); /* shown (redacted) by the caller */
+  b->index = index;
+  return b->path && b->name && b->kind && (!ext || b->external_file) ? VD_OK : vd_nomem(r->err);
+}
 
-
+vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
+  char m[256];
+  if (depth > 64) return vd_fail(r->err, VD_INVALID, "%s: the Assembly is nested too deep at %s", r->name, path);
+  names ns;
+  vd_code rc = vhr_children(r, g, 0, r->name, path, &ns);
+  for (int i = 0; i < ns.n && !rc; i++) {
+    char child[1024];
+    snprintf(child, sizeof child, "%s/%s", path, ns.v[i]);
+    int lt = vh5_link_type(g, ns.v[i]);
+    if (lt == H5L_TYPE_SOFT) {
+      char *target = vh5_soft_target(g, ns.v[i]);
+      if (!target) {
+        rc = vd_fail(r->err, VD_INVALID, "%s: cannot read the soft link %s", r->name, child);
+        break;
+      }
+      /* the leaf is /VTKHDF/<name>; it may be an external link into <stem>_<name> */
+      const char *lname = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+      char *efile = NULL, *eobj = NULL, *resolved = NULL, *shown = NULL;
+      vh5_found src = {VH5_OK, 1, NULL};
+      leaf L = {child, NULL, r->path, r->name, ""};
+      snprintf(L.where, sizeof L.where, "%s: block %s (%s)", r->name, child, target);
+      if (vh5_link_type(root, lname) == H5L_TYPE_EXTERNAL && !vh5_external_target(root, lname, &efile, &eobj)) {
+        /* the file must open as HDF5 and hold the object, as HDF5 will need it */
+        if ((resolved = vh5_resolve(r->path, efile, &src))) vh5_check_object(resolved, eobj, -1, 0, &src);
+        if (!resolved || !(shown = vh_shown(resolved))) rc = vd_nomem(r->err);
+        L.holder = resolved, L.shown = shown;
+        snprintf(L.where, sizeof L.where, "%s: block %s (%s in %s)", r->name, child, eobj, shown ? shown : "");
+      }
+      H5Eclear2(H5E_DEFAULT);
+      if (!rc && src.state != VH5_OK) { /* one row for the block, which names the file */
+        rc = add_block(r, child, ns.v[i], "leaf", target, NULL, VH_NULL, shown);
+        if (!rc && (r->what & VH_PARTS)) {
+          vh_part *p;
+          if (!(rc = vhr_add_part(r, &L, &p))) {
+            p->status = vh5_status(src.state);
+            if (!(p->source_file = vhr_intern(r->doc, shown, &(int){1}))) rc = vd_nomem(r->err);
+          }
+        }
+      } else if (!rc) {
+        hid_t lg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+        if (lg < 0) {
+          rc = vd_fail(r->err, VD_INVALID, "%s: cannot open the leaf %s (HDF5: %s)", r->name, target, vh5_msg(m, sizeof m));
+        } else {
+          char *type = NULL;
+          int64_t index = VH_NULL;
+          if (!(rc = vhr_read_type(r, lg, target, &type))) {
+            if (vh5_attr_i64(lg, "Index", &index, 1) != 1) index = VH_NULL;
+            H5Eclear2(H5E_DEFAULT);
+            L.type = type;
+            rc = add_block(r, child, ns.v[i], "leaf", target, type, index, shown);
+            if (!rc) rc = vhr_do_leaf(r, lg, &L);
+          }
+          free(type);
+          H5Gclose(lg);
+        }
+      }
+      vh5_found_free(&src);
+      free(efile), free(eobj), free(resolved), free(shown), free(target);
+    } else if (lt == H5L_TYPE_HARD) {
+      hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
+      if (cg < 0) {
+        H5Eclear2(H5E_DEFAULT); /* a dataset inside the Assembly means nothing to VTK */
+        continue;
+      }
+      int64_t index = VH_NULL; /* a PDC Assembly node may carry an Index too */
+      if (vh5_attr_i64(cg, "Index", &index, 1) != 1) index = VH_NULL;
+      H5Eclear2(H5E_DEFAULT);
+      rc = add_block(r, child, ns.v[i], "node", NULL, NULL, index, NULL);
+      if (!rc) rc = vhr_assembly(r, root, cg, child, depth + 1);
+      H5Gclose(cg);
+    }
+  }
+  vhr_names_free(&ns);
+  return rc;
+}
 
 static vd_code read_all(rd *r) {
   char m[256];

@@ -5,35 +5,10 @@
 #include "vtkhdf_shape.h"
 #include "vtkhdf_stream.h"
 
-static vd_code open_steps(rd *r, hid_t lg, const leaf *L, steps *s) {
-  s->g = -1;
-  s->nsteps = 1;
-  s->values = NULL;
-  s->nvalues = 0;
-  if (H5Lexists(lg, "Steps", H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return VD_OK;
-  }
-  char m[256];
-  s->g = H5Gopen2(lg, "Steps", H5P_DEFAULT);
-  if (s->g < 0) return vd_fail(r->err, VD_INVALID, "%s: cannot open Steps (HDF5: %s)", L->where, vh5_msg(m, sizeof m));
-  int64_t ns;
-  if (vh5_attr_i64(s->g, "NSteps", &ns, 1) == 1) s->nsteps = ns;
-  H5Eclear2(H5E_DEFAULT);
-  if (s->nsteps < 0 || s->nsteps > (1 << 30))
-    return vd_fail(r->err, VD_INVALID, "%s: Steps/NSteps %lld is out of range", L->where, (long long)s->nsteps);
-  return vh5_read_f64(s->g, "Values", L->where, &s->values, &s->nvalues, r->err);
-}
-
-static void close_steps(steps *s) {
-  if (s->g >= 0) H5Gclose(s->g);
-  free(s->values);
-}
-
 /* Non-partitioned types: one row per step, counts from the extent. */
 vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L) {
   steps s;
-  vd_code rc = open_steps(r, lg, L, &s);
+  vd_code rc = vhr_open_steps(r, lg, L, &s);
   int64_t ext[6];
   int has_ext = 0;
   int grid = !strcmp(L->type, "ImageData") || !strcmp(L->type, "RectilinearGrid") || !strcmp(L->type, "StructuredGrid");
@@ -64,7 +39,7 @@ vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L) {
       p->status = "unsupported_type";
     }
   }
-  close_steps(&s);
+  vhr_close_steps(&s);
   return rc;
 }
 
@@ -186,7 +161,7 @@ vd_code vhr_grid_parts(rd *r, hid_t lg, const leaf *L, int poly) {
   int ntopo = poly ? VH_NTOPO : 1;
   hid_t tg[VH_NTOPO] = {-1, -1, -1, -1};
   char m[256];
-  vd_code rc = open_steps(r, lg, L, &s);
+  vd_code rc = vhr_open_steps(r, lg, L, &s);
   if (rc) goto done;
   c->poly = poly;
   c->nsteps = s.nsteps;
@@ -270,9 +245,7 @@ done:
   vh_stream_init_free(&in);
   for (int k = 0; k < VH_NTOPO; k++)
     if (tg[k] >= 0) H5Gclose(tg[k]);
-  close_steps(&s);
+  vhr_close_steps(&s);
   return rc;
 }
 
-vd_code vhr_open_steps(rd *r, hid_t lg, const leaf *L, steps *s) { return open_steps(r, lg, L, s); }
-void vhr_close_steps(steps *s) { close_steps(s); }

@@ -17,7 +17,6 @@
 #include "vtkhdf_main_impl.h"
 #include "vtkhdf_stream.h"
 
-vd_code vm_load(vm_table *t, vd_err *err); /* vtkhdf_main_load.c */
 static vd_code load(vm_table *t, vd_err *err); /* below */
 
 static void member_unref(vm_member *m) {
@@ -69,34 +68,6 @@ void vm_rows_free(vm_member **v, int n) {
   free(v);
 }
 vm_layout vm_table_layout(const vm_table *t) { return t->layout; }
-
-/* Lexically cleaned absolute path ("." and ".." folded): for names whose file is gone */
-char *vm_clean_path(const char *p) {
-  size_t n = strlen(p);
-  char *o = malloc(n + 2);
-  if (!o) return NULL;
-  size_t k = 0;
-  const char *s = p;
-  while (*s) {
-    while (*s == '/') s++;
-    const char *e = strchr(s, '/');
-    size_t l = e ? (size_t)(e - s) : strlen(s);
-    if (l == 0) break;
-    if (l == 1 && s[0] == '.') {
-    } else if (l == 2 && s[0] == '.' && s[1] == '.') {
-      while (k > 0 && o[k - 1] != '/') k--;
-      if (k > 0) k--;
-    } else {
-      o[k++] = '/';
-      memcpy(o + k, s, l);
-      k += l;
-    }
-    s += l;
-  }
-  if (!k) o[k++] = '/';
-  o[k] = 0;
-  return o;
-}
 
 static const char *component(const char *s, size_t *len) {
   while (*s == '/') s++;

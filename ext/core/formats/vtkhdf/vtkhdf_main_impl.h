@@ -67,6 +67,12 @@ const vm_dset *vm_find(const vm_info *in, const char *path);
  * order; names[i] is member i's stored name. */
 vd_code vm_write_vds(vm_table *t, hid_t f, vm_member **m, int n, char **names, vd_err *err);
 vd_code vm_write_composite(vm_table *t, hid_t f, vm_member **m, int n, char **names, vd_err *err);
+/* Reads the table's main file back into its member list (vtkhdf_main_load.c) */
+vd_code vm_load(vm_table *t, vd_err *err);
+
+/* Helpers of the writers and the loader (vtkhdf_main_part.c). */
+/* Lexically cleaned absolute path ("." and ".." folded): for names whose file is gone */
+char *vm_clean_path(const char *p);
 /* Group creation list with creation order tracked and indexed (VTK iterates by it) */
 hid_t vm_gcpl(void);
 /* Writes an integer attribute of n values (int64, as VTK writes them) */

@@ -16,8 +16,6 @@
 #include "vtkhdf_stream.h"
 #include "vtkhdf_vfd.h"
 
-char *vm_clean_path(const char *p); /* vtkhdf_main.c */
-
 /* A member named by a stored name: canonical when the file is there, else cleaned */
 static vd_code add(vm_table *t, const char *stored, int64_t step, double time, int has_time, const char *block,
                    vd_err *err) {

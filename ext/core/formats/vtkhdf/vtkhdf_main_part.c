@@ -259,3 +259,61 @@ vd_code vm_check_pair(vm_layout lay, const vm_member *ref, const vm_member *m, v
   }
   return VD_OK;
 }
+
+/* Lexically cleaned absolute path ("." and ".." folded): for names whose file is gone */
+char *vm_clean_path(const char *p) {
+  size_t n = strlen(p);
+  char *o = malloc(n + 2);
+  if (!o) return NULL;
+  size_t k = 0;
+  const char *s = p;
+  while (*s) {
+    while (*s == '/') s++;
+    const char *e = strchr(s, '/');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    if (l == 0) break;
+    if (l == 1 && s[0] == '.') {
+    } else if (l == 2 && s[0] == '.' && s[1] == '.') {
+      while (k > 0 && o[k - 1] != '/') k--;
+      if (k > 0) k--;
+    } else {
+      o[k++] = '/';
+      memcpy(o + k, s, l);
+      k += l;
+    }
+    s += l;
+  }
+  if (!k) o[k++] = '/';
+  o[k] = 0;
+  return o;
+}
+
+hid_t vm_gcpl(void) {
+  hid_t p = H5Pcreate(H5P_GROUP_CREATE);
+  if (p >= 0) H5Pset_link_creation_order(p, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+  return p;
+}
+
+int vm_attr_i64(hid_t obj, const char *name, const int64_t *v, int n) {
+  hsize_t d = (hsize_t)n;
+  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &d, NULL);
+  hid_t a = sp >= 0 ? H5Acreate2(obj, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, v) >= 0 ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int vm_attr_type(hid_t obj, const char *type) {
+  /* as VTK writes it: UTF-8, sized to the string, no room for a NUL */
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, strlen(type));
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  hid_t sp = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, "Type", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a >= 0 && H5Awrite(a, t, type) >= 0 ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+  return rc;
+}

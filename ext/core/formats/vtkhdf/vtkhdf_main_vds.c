@@ -12,22 +12,6 @@
 #include "vtkhdf_h5.h"
 #include "vtkhdf_main_impl.h"
 
-hid_t vm_gcpl(void) {
-  hid_t p = H5Pcreate(H5P_GROUP_CREATE);
-  if (p >= 0) H5Pset_link_creation_order(p, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-  return p;
-}
-
-int vm_attr_i64(hid_t obj, const char *name, const int64_t *v, int n) {
-  hsize_t d = (hsize_t)n;
-  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &d, NULL);
-  hid_t a = sp >= 0 ? H5Acreate2(obj, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
-  int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, v) >= 0 ? 0 : -1;
-  if (a >= 0) H5Aclose(a);
-  if (sp >= 0) H5Sclose(sp);
-  return rc;
-}
-
 static int attr_f64(hid_t obj, const char *name, const double *v, int n) {
   hsize_t d = (hsize_t)n;
   hid_t sp = H5Screate_simple(1, &d, NULL);
@@ -35,20 +19,6 @@ static int attr_f64(hid_t obj, const char *name, const double *v, int n) {
   int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
   if (a >= 0) H5Aclose(a);
   if (sp >= 0) H5Sclose(sp);
-  return rc;
-}
-
-int vm_attr_type(hid_t obj, const char *type) {
-  /* as VTK writes it: UTF-8, sized to the string, no room for a NUL */
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, strlen(type));
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, "Type", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = a >= 0 && H5Awrite(a, t, type) >= 0 ? 0 : -1;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
   return rc;
 }
 

@@ -6,6 +6,7 @@
  * answer also tells the file's size (Content-Range): a smaller file arrives whole in
  * that one round trip, no HEAD ever. Reads beyond that head go through a block cache that
  * turns them into a few aligned range requests, coalescing runs of missing blocks. */
+#include "vtkhdf.h"
 #include "vtkhdf_vfd.h"
 
 #include <ctype.h>

@@ -62,7 +62,5 @@ char *vh_shown(const char *s); /* the same, malloc'd (NULL for NULL or no memory
 /* The same for a message: a URL ends at a blank or a quote there, the text after it
  * stays. */
 void vh_show_text(const char *s, char *out, size_t n);
-/* err's message through vh_show_text (the last guard before a message leaves). */
-void vh_err_redact(vd_err *err);
 
 #endif

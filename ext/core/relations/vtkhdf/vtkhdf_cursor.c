@@ -1,6 +1,5 @@
 /* Shared cursor of the vtkhdf_* relations (see vtkhdf_cursor.h). */
 #include "vtkhdf_cursor.h"
-#include "formats/vtkhdf/vtkhdf_vfd.h"
 
 #include <stdlib.h>
 #include <string.h>
