@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cache.h"
 #include "store.h"
 
@@ -70,7 +71,7 @@ vd_code vd_ahead_push_range(vd_ahead *a, const char *url, int64_t off, int64_t l
       slot_clear(s);
       return rc;
     }
-    if ((rc = vd_http_async_start(a->http, &s->req, err))) {
+    if ((rc = vd_http_async_start(a->http, &s->req, vd_backend_of(s->req.url)->hook, err))) {
       slot_clear(s);
       return rc;
     }

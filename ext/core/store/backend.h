@@ -1,7 +1,8 @@
 /* The backend interface of the store: one table of operations per kind of store, found
- * by URL scheme in one place (vd_backend_of, store.c). Everything above the store asks
- * the store (vd_get, vd_put, vd_list, ..., vd_store_is_local); only store.c looks at a
- * URL's scheme, and only through the table there.
+ * by URL scheme in one place (the scheme table of store_url.c; vd_backend_of in store.c
+ * gives the operations). Everything above the store asks the store (vd_get, vd_put,
+ * vd_list, ..., vd_store_is_local); only the store looks at a URL's scheme, and only
+ * through that table.
  *
  * Conventions every backend keeps, so that S3 (radosgw) and Azure (Azurite) fit without
  * changing callers (their quirks: tests/store/servers.t, ../shared/spec/object-stores.md):
@@ -66,9 +67,7 @@ typedef struct vd_http_hook {
 } vd_http_hook;
 
 typedef struct vd_backend_ops {
-  vd_backend_id id;  /* the row of vdsql_stats() its requests count in */
-  const char *label; /* in messages: "<label> URLs are read-only" */
-  unsigned caps;
+  vd_backend_id id; /* the row of vdsql_stats() its requests count in */
   /* Whole objects or ranges, many at once (in parallel where the backend can); each
    * request carries its own rc/err. */
   vd_code (*get_many)(vd_ctx *ctx, vd_getreq **reqs, int n);
@@ -83,37 +82,66 @@ typedef struct vd_backend_ops {
   void (*put_many)(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
 } vd_backend_ops;
 
-/* The backend of url (a path is a local file); NULL for a scheme no backend serves. */
+/* What a URL's scheme is (store_url.c): its length ("scheme://"; 0 for a path), whether
+ * a backend serves it, that backend's VD_CAP_* (0: none) and its label in messages. */
+size_t vd_url_scheme_len(const char *url);
+int vd_url_known(const char *url);
+unsigned vd_url_caps(const char *url);
+const char *vd_url_label(const char *url);
+/* The code that serves url (a path is a local file); NULL for a scheme no backend
+ * serves (store.c). */
 const vd_backend_ops *vd_backend_of(const char *url);
 
 extern const vd_backend_ops vd_file_ops, vd_http_ops, vd_s3_ops, vd_az_ops;
 
 /* The file backend's pieces (store_file*.c). */
 struct stat;
+/* "<path>: no such file (...)" for ENOENT/ENOTDIR (VD_NOTFOUND), else "<path>: <what> (...)" */
+vd_code vd_file_error(vd_err *e, const char *path, int errnum, const char *what);
 void vd_file_etag(const struct stat *st, char *out, size_t n);
 void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info);
 vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
 vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err);
 vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
 
+/* The transport's entries for a backend on it: each request goes with the backend's own
+ * hook (NULL: plain http(s)), which the backend passes itself (VD_HTTP_BACKEND), so
+ * the transport never looks a URL's backend up. */
+vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n, const vd_http_hook *hook);
+vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, const vd_http_hook *hook, vd_err *err);
 /* A PUT (put: body, metadata, conditions; put->etag set) or DELETE (put NULL) of url
- * through the http transport and url's backend hook: any 2xx is success, 412 is
+ * through the http transport and the backend's hook: any 2xx is success, 412 is
  * VD_PRECONDITION, 404 VD_NOTFOUND; errors carry the service's code. */
-vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err);
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, const vd_http_hook *hook,
+                     vd_err *err);
 /* Many PUTs through the transport at once (max_parallel in flight); each its own rc/err. */
-void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs);
-/* The put, put_many and del of a backend on the transport (s3://, az://): the url's
- * hook's check_put passes each put first, and the cached copy of what is written or
- * deleted is dropped. */
-vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, vd_err *err);
-void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
-vd_code vd_http_del(vd_ctx *ctx, const char *url, vd_err *err);
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, const vd_http_hook *hook, vd_code *rc, vd_err *errs);
+/* The put, put_many and del of a backend on the transport (s3://, az://): the hook's
+ * check_put passes each put first, and the cached copy of what is written or deleted
+ * is dropped. */
+vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, const vd_http_hook *hook, vd_err *err);
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, const vd_http_hook *hook, vd_code *rc,
+                              vd_err *errs);
+vd_code vd_http_del(vd_ctx *ctx, const char *url, const vd_http_hook *hook, vd_err *err);
+/* The operations table of a backend served by the transport with hook HOOK (s3, az): its
+ * get_many, head, put, del and put_many, named PFX_get_many and so on. */
+#define VD_HTTP_BACKEND(PFX, HOOK)                                                                          \
+  static vd_code PFX##_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {                                     \
+    return vd_http_get_many(ctx, reqs, n, HOOK);                                                           \
+  }                                                                                                        \
+  static vd_code PFX##_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {                  \
+    return vd_http_head(ctx, url, info, HOOK, err);                                                        \
+  }                                                                                                        \
+  static vd_code PFX##_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) { return vd_http_put_one(ctx, p, HOOK, err); } \
+  static vd_code PFX##_del(vd_ctx *ctx, const char *url, vd_err *err) { return vd_http_del(ctx, url, HOOK, err); } \
+  static void PFX##_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {                \
+    vd_http_put_many_checked(ctx, p, n, HOOK, rc, errs);                                                   \
+  }
 /* One GET of r->url, a real http(s) URL that a backend built itself (an Azure listing,
  * whose query is the service's), through that backend's hook: prepare gets r->url as it
  * is and only signs it. */
 vd_code vd_http_get_hooked(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook);
-/* A listing page's GET (r->url; through hook when set, as vd_http_get_hooked, else as any
- * get): a failure is named after the listed URL, where ("<where>: listing: ..."), not the
+/* A listing page's GET (r->url, through the backend's hook, as vd_http_get_hooked): a failure is named after the listed URL, where ("<where>: listing: ..."), not the
  * request's own form. */
 vd_code vd_http_get_listing(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook, const char *where, vd_err *err);
 

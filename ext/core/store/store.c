@@ -15,150 +15,16 @@
 #include "backend.h"
 #include "cache.h"
 
-void vd_objinfo_free(vd_objinfo *i) {
-  for (int k = 0; k < i->nmeta; k++) {
-    free(i->meta[k].key);
-    free(i->meta[k].value);
-  }
-  free(i->meta);
-  i->meta = NULL;
-  i->nmeta = 0;
-}
 
-int vd_objinfo_add_meta(vd_objinfo *i, const char *key, size_t klen, const char *val, size_t vlen) {
-  vd_kv *m = realloc(i->meta, (i->nmeta + 1) * sizeof *m);
-  if (!m) return -1;
-  i->meta = m;
-  char *k = strndup(key, klen), *v = strndup(val, vlen);
-  if (!k || !v) {
-    free(k);
-    free(v);
-    return -1;
-  }
-  for (char *p = k; *p; p++)
-    if (*p >= 'A' && *p <= 'Z') *p += 32;
-  m[i->nmeta].key = k;
-  m[i->nmeta].value = v;
-  i->nmeta++;
-  return 0;
-}
-
-const char *vd_objinfo_meta(const vd_objinfo *i, const char *suffix) {
-  size_t sl = strlen(suffix);
-  for (int k = 0; k < i->nmeta; k++) {
-    size_t kl = strlen(i->meta[k].key);
-    if (kl >= sl && strcasecmp(i->meta[k].key + kl - sl, suffix) == 0) return i->meta[k].value;
-  }
-  return NULL;
-}
-
-/* Length of url's scheme when it has one ("scheme://"), else 0. */
-static size_t scheme_len(const char *url) {
-  const char *p = url;
-  while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+')
-    p++;
-  return p > url && p[0] == ':' && p[1] == '/' && p[2] == '/' ? (size_t)(p - url) : 0;
-}
-
-static int has_scheme(const char *url) { return scheme_len(url) > 0; }
-
-/* The one place where a scheme picks a backend. */
-static const struct {
-  const char *scheme;
-  const vd_backend_ops *ops;
-} schemes[] = {
-    {"file", &vd_file_ops},
-    {"http", &vd_http_ops},
-    {"https", &vd_http_ops},
-    {"s3", &vd_s3_ops},
-    {"az", &vd_az_ops},
-};
+/* Which code serves each backend (what a scheme is and can do: store_url.c). */
+static const vd_backend_ops *const ops_of[VD_BE_COUNT] = {
+    [VD_BE_FILE] = &vd_file_ops, [VD_BE_HTTP] = &vd_http_ops, [VD_BE_S3] = &vd_s3_ops, [VD_BE_AZ] = &vd_az_ops};
 
 const vd_backend_ops *vd_backend_of(const char *url) {
-  size_t n = scheme_len(url);
-  if (!n) return &vd_file_ops; /* a path */
-  for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
-    if (strlen(schemes[i].scheme) == n && strncasecmp(url, schemes[i].scheme, n) == 0) return schemes[i].ops;
-  return NULL;
+  return vd_url_known(url) ? ops_of[vd_url_backend(url)] : NULL;
 }
 
-vd_backend_id vd_url_backend(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b ? b->id : VD_BE_FILE; /* unknown schemes are refused before any request */
-}
-
-int vd_store_is_local(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b && (b->caps & VD_CAP_LOCAL);
-}
-
-int vd_store_is_remote(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b && !(b->caps & VD_CAP_LOCAL);
-}
-
-int vd_store_can_write(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b && (b->caps & VD_CAP_WRITE);
-}
-
-int vd_store_on_http(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b && (b == &vd_http_ops || b->hook);
-}
-
-static int carries_query(const char *url) {
-  const vd_backend_ops *b = vd_backend_of(url);
-  return b && (b->caps & VD_CAP_QUERY);
-}
-
-char *vd_url_path(const char *url) {
-  if (strncasecmp(url, "file://", 7) == 0) {
-    const char *p = url + 7;
-    if (strncasecmp(p, "localhost/", 10) == 0) p += 9;
-    return strdup(p);
-  }
-  return strdup(url);
-}
-
-/* Hand-written rather than curl_easy_escape: callers need '/' kept in keys and no
- * allocation per call (curl's escapes '/' and returns a new string). */
-char *vd_pct_encode(char *out, const void *s, size_t n, int keep_slash) {
-  static const char hex[] = "0123456789ABCDEF";
-  const unsigned char *p = s;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = p[i];
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-        c == '~' || (keep_slash && c == '/')) {
-      *out++ = (char)c;
-    } else {
-      *out++ = '%';
-      *out++ = hex[c >> 4];
-      *out++ = hex[c & 15];
-    }
-  }
-  *out = 0;
-  return out;
-}
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-size_t vd_pct_decode(char *out, const char *s, size_t n) {
-  char *w = out;
-  for (size_t i = 0; i < n; i++) {
-    int h, l;
-    if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 && (l = hexval(s[i + 2])) >= 0) {
-      *w++ = (char)(h * 16 + l);
-      i += 2;
-    } else {
-      *w++ = s[i];
-    }
-  }
-  *w = 0;
-  return (size_t)(w - out);
-}
+static int carries_query(const char *url) { return (vd_url_caps(url) & VD_CAP_QUERY) != 0; }
 
 /* pre[0, plen) + sep + name (percent-encoded with encode: RFC 3986 unreserved and '/'
  * kept, so a name can never change the URL's structure) + q (a ?query, or NULL). */
@@ -203,7 +69,7 @@ char *vd_url_sibling(const char *file_url, const char *name) {
 
 char *vd_url_list_dir(const char *url) {
   const char *q = carries_query(url) ? strchr(url, '?') : NULL;
-  size_t n = q ? (size_t)(q - url) : strlen(url), sl = scheme_len(url);
+  size_t n = q ? (size_t)(q - url) : strlen(url), sl = vd_url_scheme_len(url);
   if (sl && !memchr(url + sl + 3, '/', n - sl - 3)) /* "s3://bucket": the bucket's root */
     return build(url, n, "/", "", 0, q);
   return vd_url_sibling(url, "");
@@ -211,14 +77,14 @@ char *vd_url_list_dir(const char *url) {
 
 /* The authority (userinfo, host, port) of a URL with a scheme: [*a, *z). */
 static void authority(const char *url, const char **a, const char **z) {
-  *a = url + scheme_len(url) + 3;
+  *a = url + vd_url_scheme_len(url) + 3;
   *z = *a + strcspn(*a, "/?#");
 }
 
 char *vd_url_carry_query(const char *base, const char *url) {
   const char *q = carries_query(base) ? strchr(base, '?') : NULL;
-  size_t sl = scheme_len(base);
-  if (!q || strpbrk(url, "?#") || sl != scheme_len(url) || strncasecmp(base, url, sl) != 0) return strdup(url);
+  size_t sl = vd_url_scheme_len(base);
+  if (!q || strpbrk(url, "?#") || sl != vd_url_scheme_len(url) || strncasecmp(base, url, sl) != 0) return strdup(url);
   const char *ba, *bz, *ua, *uz;
   authority(base, &ba, &bz);
   authority(url, &ua, &uz);
@@ -231,123 +97,6 @@ char *vd_url_carry_query(const char *base, const char *url) {
     out[ul + ql] = 0;
   }
   return out;
-}
-
-/* Written by hand rather than with curl's URL parser: a URL that reaches an error is
- * often malformed, and it must be redacted all the same. */
-void vd_url_redact(const char *url, char *out, size_t n) {
-  if (!has_scheme(url)) {
-    snprintf(out, n, "%s", url);
-    return;
-  }
-  const char *auth = strstr(url, "://") + 3, *p = auth;
-  while (*p && !strchr("/?#", *p)) p++;
-  const char *at = NULL; /* the last '@' of the authority ends any userinfo */
-  for (const char *q = auth; q < p; q++)
-    if (*q == '@') at = q;
-  const char *host = at ? at + 1 : auth, *q = strchr(p, '?'), *hash = strchr(p, '#');
-  if (hash && (!q || hash < q)) q = hash;
-  snprintf(out, n, "%.*s%.*s%s", (int)(auth - url), url, (int)((q ? q : p + strlen(p)) - host), host,
-           q ? "?..." : "");
-}
-
-/* Scheme, lower-cased host and port of a remote URL (http(s) today); -1 when it is not one. */
-static int origin_of(const char *url, char *scheme, char *host, size_t hn, long *port) {
-  CURLU *u = curl_url();
-  char *s = NULL, *h = NULL, *pt = NULL;
-  int rc = -1;
-  /* schemes curl does not speak (s3://, az://) parse too; they have no default port (0) */
-  if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
-      vd_store_is_remote(url) && strlen(s) < 8 && strlen(h) < hn) {
-    if (curl_url_get(u, CURLUPART_PORT, &pt, CURLU_DEFAULT_PORT) != CURLUE_OK) pt = NULL;
-    snprintf(scheme, 8, "%s", s);
-    for (char *c = scheme; *c; c++) *c = (char)tolower((unsigned char)*c);
-    for (size_t i = 0; h[i]; i++) host[i] = (char)tolower((unsigned char)h[i]);
-    host[strlen(h)] = 0;
-    *port = pt ? strtol(pt, NULL, 10) : 0;
-    rc = 0;
-  }
-  curl_free(s);
-  curl_free(h);
-  curl_free(pt);
-  curl_url_cleanup(u);
-  return rc;
-}
-
-/* One entry of allowed_hosts: "*", "host" (any port) or "host:port". */
-static int host_listed(const char *list, const char *host, long port) {
-  char item[300];
-  for (const char *p = list; *p;) {
-    size_t k = strcspn(p, ",");
-    snprintf(item, sizeof item, "%.*s", (int)k, p);
-    char *a = item, *z = item + strlen(item);
-    while (*a == ' ') a++;
-    while (z > a && z[-1] == ' ') *--z = 0;
-    if (strcmp(a, "*") == 0) return 1;
-    char *colon = strrchr(a, ':'), *br = strrchr(a, ']');
-    long want = -1;
-    if (colon && (!br || colon > br)) {
-      want = strtol(colon + 1, NULL, 10);
-      *colon = 0;
-    }
-    if (a[0] == '[' && br) { /* IPv6: compared without brackets on both sides */
-      *br = 0;
-      a++;
-    }
-    size_t hl = strlen(host);
-    const char *h = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* curl reports "[::1]" */
-      h++;
-      hl -= 2;
-    }
-    if (strlen(a) == hl && strncasecmp(a, h, hl) == 0 && (want < 0 || want == port)) return 1;
-    p += k;
-    if (*p) p++;
-  }
-  return 0;
-}
-
-vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err) {
-  char bs[8], ts[8], bh[256], th[256], wb[600], wt[600];
-  long bp, tp;
-  vd_url_redact(base, wb, sizeof wb);
-  vd_url_redact(target, wt, sizeof wt);
-  if (!vd_store_is_remote(base)) return VD_OK; /* a local dataset: its links are local paths */
-  if (origin_of(base, bs, bh, sizeof bh, &bp)) /* nothing to compare with: refused, never let through */
-    return vd_fail(err, VD_INVALID, "%s: a malformed URL, so %s (which it refers to) is not requested", wb, wt);
-  if (origin_of(target, ts, th, sizeof th, &tp))
-    return vd_fail(err, VD_UNSUPPORTED, "%s: refers to %s, which is not an http(s) URL on its host", wb, wt);
-  if (strcmp(bs, ts) == 0 && strcmp(bh, th) == 0 && bp == tp) return VD_OK;
-  if (host_listed(ctx->cfg.allowed_hosts, th, tp)) return VD_OK;
-  return vd_fail(err, VD_UNSUPPORTED,
-                 "%s: refers to %s, another scheme, host or port (allow it with vdsql_config('allowed_hosts', '%s:%ld'))",
-                 wb, wt, th, tp);
-}
-
-vd_code vd_url_check(const char *url, vd_err *err) {
-  if (!*url) return vd_fail(err, VD_INVALID, "empty URL");
-  char where[600];
-  vd_url_redact(url, where, sizeof where);
-  if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
-    return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
-  if (vd_backend_of(url)) return VD_OK;
-  return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http://, https://, s3:// or az://)", where);
-}
-
-vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t cap) {
-  if (size < 0)
-    return vd_fail(err, VD_IO, "%s: the object is larger than max_alloc (%lld bytes; see vdsql_config('max_alloc')); "
-                   "transfer aborted", where, (long long)cap);
-  return vd_fail(err, VD_IO, "%s: the object is %lld bytes, more than max_alloc (%lld bytes; see vdsql_config('max_alloc'))",
-                 where, (long long)size, (long long)cap);
-}
-
-/* The backends in the scheme table, each once, by stats id. */
-static const vd_backend_ops *by_id(vd_backend_id id) {
-  for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
-    if (schemes[i].ops->id == id) return schemes[i].ops;
-  return NULL;
 }
 
 vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
@@ -370,7 +119,7 @@ vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
     by[b][cnt[b]++] = &reqs[i];
   }
   for (int b = 0; b < VD_BE_COUNT; b++)
-    if (cnt[b]) by_id((vd_backend_id)b)->get_many(ctx, by[b], cnt[b]);
+    if (cnt[b]) ops_of[b]->get_many(ctx, by[b], cnt[b]);
   for (int b = 0; b < VD_BE_COUNT; b++) free(by[b]);
   for (int i = 0; i < n; i++)
     if (reqs[i].rc) return reqs[i].rc;
@@ -410,7 +159,7 @@ vd_code vd_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
 static vd_code refused(const char *url, const char *what, vd_err *err) {
   char where[600];
   vd_url_redact(url, where, sizeof where);
-  return vd_fail(err, VD_READONLY, "%s: cannot %s: %s URLs %s", where, what, vd_backend_of(url)->label,
+  return vd_fail(err, VD_READONLY, "%s: cannot %s: %s URLs %s", where, what, vd_url_label(url),
                  strcmp(what, "list") == 0 ? "have no listing" : "are read-only");
 }
 
@@ -429,7 +178,7 @@ vd_code vd_put(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
 
 vd_code vd_store_make_dirs(const char *url, vd_err *err) {
   if (vd_url_check(url, err)) return err->code;
-  if (!(vd_backend_of(url)->caps & VD_CAP_LOCAL)) return VD_OK;
+  if (!vd_store_is_local(url)) return VD_OK;
   char *path = vd_url_path(url);
   if (!path) return vd_nomem(err);
   for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {

@@ -200,9 +200,8 @@ vd_code vd_fail_max_alloc(vd_err *err, const char *where, int64_t size, int64_t 
 void vd_store_config_changed(vd_ctx *ctx);
 void vd_store_shutdown(vd_ctx *ctx);
 
-/* Backends (store_file.c, store_http.c). */
-vd_code vd_file_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
-vd_code vd_file_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
+/* What the file and http backends offer code above the store (store_file*.c,
+ * store_http.c). */
 /* For code that opens a local path itself (HDF5, the LINDI writer): VD_OK for a regular
  * file, else the store's own error ("<path>: not a regular file", "no such file", ...),
  * without ever waiting in open() (a FIFO would block it until a writer appears). */
@@ -215,15 +214,15 @@ vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *
  * file backend and the VTKHDF main-file writer. *dfd is the locked directory; closing
  * it unlocks. */
 vd_code vd_file_lock_dir(vd_ctx *ctx, const char *dir, int *dfd, vd_err *err);
-vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n);
-vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
 void vd_http_free(vd_http *h);
 /* http requests left in flight between calls (what vd_ahead builds on): start sends r
  * (r must stay put until it is waited for or the set freed); wait returns when r is
  * done (r->rc, r->body); free aborts what is still under way. */
 typedef struct vd_http_async vd_http_async;
 vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err);
-vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err);
+struct vd_http_hook;
+/* hook: the backend's (vd_backend_of(r->url)->hook; NULL for plain http) */
+vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const struct vd_http_hook *hook, vd_err *err);
 void vd_http_async_wait(vd_http_async *a, vd_getreq *r);
 void vd_http_async_free(vd_http_async *a);
 

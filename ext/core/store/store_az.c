@@ -274,5 +274,12 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
   return rc;
 }
 
-const vd_backend_ops vd_az_ops = {VD_BE_AZ, "az", VD_CAP_LIST | VD_CAP_WRITE | VD_CAP_QUERY, vd_http_get_many, vd_http_head,
-                                  vd_http_put_one, az_list, vd_http_del, &az_hook, vd_http_put_many_checked};
+VD_HTTP_BACKEND(az, &az_hook)
+const vd_backend_ops vd_az_ops = {.id = VD_BE_AZ,
+                                  .get_many = az_get_many,
+                                  .head = az_head,
+                                  .put = az_put,
+                                  .list = az_list,
+                                  .del = az_del,
+                                  .hook = &az_hook,
+                                  .put_many = az_put_many};

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "cache.h"
 
 #define MAX_HOPS 5
 #define ERR_BODY_MAX (64 << 10) /* bytes of an error or redirect body read (and dropped) */
@@ -965,7 +966,7 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
   free(d.wait);
 }
 
-vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
+vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n, const vd_http_hook *hook) {
   xfer *xs = calloc(n ? n : 1, sizeof *xs);
   if (!xs) {
     for (int i = 0; i < n; i++) reqs[i]->rc = vd_nomem(&reqs[i]->err);
@@ -978,7 +979,7 @@ vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
       reqs[i]->body.len = 0;
       continue;
     }
-    xs[m].hook = vd_backend_of(reqs[i]->url)->hook;
+    xs[m].hook = hook;
     if (reqs[i]->head) {
       reqs[i]->want_info = 1;
       xs[m].head = 1;
@@ -994,14 +995,14 @@ vd_code vd_http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) {
   return first;
 }
 
-vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
+vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, const vd_http_hook *hook, vd_err *err) {
   vd_getreq r = {0};
   r.url = url;
   r.len = -1;
   r.want_info = 1;
   xfer x = {0};
   x.req = &r;
-  x.hook = vd_backend_of(url)->hook;
+  x.hook = hook;
   x.head = 1;
   run(ctx, &x, 1);
   xfer_free(&x);
@@ -1014,13 +1015,14 @@ vd_code vd_http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err
   return VD_OK;
 }
 
-vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, vd_err *err) {
+vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq *put, const vd_http_hook *hook,
+                     vd_err *err) {
   vd_getreq r = {0};
   r.url = url;
   r.len = -1;
   xfer x = {0};
   x.req = &r;
-  x.hook = vd_backend_of(url)->hook;
+  x.hook = hook;
   x.method = method;
   x.put = put;
   if (!x.hook) return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", method);
@@ -1037,7 +1039,7 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   return VD_OK;
 }
 
-void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err *errs) {
+void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, const vd_http_hook *hook, vd_code *rc, vd_err *errs) {
   vd_getreq *rs = calloc(n ? n : 1, sizeof *rs);
   xfer *xs = calloc(n ? n : 1, sizeof *xs);
   if (!rs || !xs) {
@@ -1050,7 +1052,7 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err 
     rs[i].url = puts[i]->url;
     rs[i].len = -1;
     xs[i].req = &rs[i];
-    xs[i].hook = vd_backend_of(puts[i]->url)->hook;
+    xs[i].hook = hook;
     xs[i].method = puts[i]->del ? "DELETE" : "PUT";
     xs[i].put = puts[i]->del ? NULL : puts[i];
   }
@@ -1068,26 +1070,26 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, vd_code *rc, vd_err 
 }
 
 /* The hook's refusal of a put, before any request. */
-static vd_code check_put(const vd_putreq *p, const char *where, vd_err *err) {
-  const vd_http_hook *hook = vd_backend_of(p->url)->hook;
+static vd_code check_put(const vd_putreq *p, const vd_http_hook *hook, const char *where, vd_err *err) {
   return hook && hook->check_put ? hook->check_put(p, where, err) : VD_OK;
 }
 
-vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, vd_err *err) {
+vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
   char where[600];
   vd_url_redact(p->url, where, sizeof where);
-  vd_code rc = check_put(p, where, err);
+  vd_code rc = check_put(p, hook, where, err);
   if (rc) return rc;
-  vd_store_invalidate(ctx, p->url);
-  return vd_http_send(ctx, "PUT", p->url, p, err);
+  vd_cache_drop(ctx->cache, p->url);
+  return vd_http_send(ctx, "PUT", p->url, p, hook, err);
 }
 
-vd_code vd_http_del(vd_ctx *ctx, const char *url, vd_err *err) {
-  vd_store_invalidate(ctx, url);
-  return vd_http_send(ctx, "DELETE", url, NULL, err);
+vd_code vd_http_del(vd_ctx *ctx, const char *url, const vd_http_hook *hook, vd_err *err) {
+  vd_cache_drop(ctx->cache, url);
+  return vd_http_send(ctx, "DELETE", url, NULL, hook, err);
 }
 
-void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs) {
+void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, const vd_http_hook *hook, vd_code *rc,
+                              vd_err *errs) {
   vd_putreq **ok = malloc((n ? n : 1) * sizeof *ok);
   int *at = malloc((n ? n : 1) * sizeof *at), m = 0;
   if (!ok || !at) {
@@ -1099,8 +1101,8 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
   for (int i = 0; i < n; i++) { /* what the backend's put refuses is refused here, without a request */
     char where[600];
     vd_url_redact(p[i]->url, where, sizeof where);
-    if (!p[i]->del && (rc[i] = check_put(p[i], where, &errs[i]))) continue;
-    vd_store_invalidate(ctx, p[i]->url);
+    if (!p[i]->del && (rc[i] = check_put(p[i], hook, where, &errs[i]))) continue;
+    vd_cache_drop(ctx->cache, p[i]->url);
     at[m] = i;
     ok[m++] = p[i];
   }
@@ -1109,7 +1111,7 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
   if (!r2 || !e2) {
     for (int k = 0; k < m; k++) rc[at[k]] = vd_nomem(&errs[at[k]]);
   } else {
-    vd_http_put_many(ctx, ok, m, r2, e2);
+    vd_http_put_many(ctx, ok, m, hook, r2, e2);
     for (int k = 0; k < m; k++) {
       rc[at[k]] = r2[k];
       errs[at[k]] = e2[k];
@@ -1122,7 +1124,8 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd
 }
 
 vd_code vd_http_get_listing(vd_ctx *ctx, vd_getreq *r, const vd_http_hook *hook, const char *where, vd_err *err) {
-  vd_code rc = hook ? vd_http_get_hooked(ctx, r, hook) : vd_get_many(ctx, r, 1);
+  r->info.size = -1; /* as for any get */
+  vd_code rc = vd_http_get_hooked(ctx, r, hook);
   if (!rc) return VD_OK;
   /* name the listed URL, not the request's internal form */
   char tmp[600];
@@ -1166,7 +1169,7 @@ vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err) {
   return VD_OK;
 }
 
-vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err) {
+vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *hook, vd_err *err) {
   r->rc = VD_OK;
   vd_err_clear(&r->err);
   r->info.size = -1;
@@ -1180,7 +1183,7 @@ vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, vd_err *err) {
   xfer *x = calloc(1, sizeof *x);
   if (!x) return vd_nomem(err);
   x->req = r;
-  x->hook = vd_backend_of(r->url)->hook;
+  x->hook = hook;
   if (drv_add(&a->d, x)) {
     free(x);
     return vd_nomem(err);
@@ -1216,4 +1219,9 @@ void vd_http_async_free(vd_http_async *a) {
 }
 
 /* Read-only: put, list and delete are refused by the store with one wording. */
-const vd_backend_ops vd_http_ops = {VD_BE_HTTP, "http(s)", VD_CAP_QUERY, vd_http_get_many, vd_http_head, NULL, NULL, NULL};
+/* Plain http(s): the transport without a hook, read-only */
+static vd_code http_get_many(vd_ctx *ctx, vd_getreq **reqs, int n) { return vd_http_get_many(ctx, reqs, n, NULL); }
+static vd_code http_head(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err) {
+  return vd_http_head(ctx, url, info, NULL, err);
+}
+const vd_backend_ops vd_http_ops = {.id = VD_BE_HTTP, .get_many = http_get_many, .head = http_head};

@@ -325,7 +325,7 @@ static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max,
   vd_getreq r = {0};
   r.url = lu;
   r.len = -1;
-  vd_code rc = vd_http_get_listing(ctx, &r, NULL, where, err);
+  vd_code rc = vd_http_get_listing(ctx, &r, &s3_hook, where, err);
   if (!rc) {
     rc = vd_s3_parse_list(r.body.data ? (const char *)r.body.data : "", r.body.len, prefix, dlen, out, where, err);
   }
@@ -366,5 +366,12 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
 
 /* A DELETE of a missing key is answered 204 like any other; a 404 is a missing bucket,
  * an error. */
-const vd_backend_ops vd_s3_ops = {VD_BE_S3, "s3", VD_CAP_LIST | VD_CAP_WRITE, vd_http_get_many, vd_http_head, vd_http_put_one, s3_list,
-                                  vd_http_del, &s3_hook, vd_http_put_many_checked};
+VD_HTTP_BACKEND(s3, &s3_hook)
+const vd_backend_ops vd_s3_ops = {.id = VD_BE_S3,
+                                  .get_many = s3_get_many,
+                                  .head = s3_head,
+                                  .put = s3_put,
+                                  .list = s3_list,
+                                  .del = s3_del,
+                                  .hook = &s3_hook,
+                                  .put_many = s3_put_many};
