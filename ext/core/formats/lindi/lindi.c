@@ -276,3 +276,38 @@ done:
   free(ki);
   return rc;
 }
+
+vd_code lindi_read_member(vd_ctx *ctx, const char *url, const char *name, int64_t off, int64_t size, int size_given,
+                          vd_buf *out, vd_err *err) {
+  lindi_index ix = {0};
+  vd_buf b = {0};
+  char where[600];
+  vd_url_redact(url, where, sizeof where);
+  vd_code rc = lindi_open(ctx, url, &ix, err);
+  if (rc) goto done;
+  const lindi_file *f = lindi_find(&ix, name);
+  if (!f) {
+    rc = vd_fail(err, VD_NOTFOUND, "%s: no member \"%s\" in the index", where, name);
+    goto done;
+  }
+  if (size < 0 && off >= 0 && off <= f->s) size = f->s - off; /* off in range first: f->s - off cannot wrap */
+  if (off < 0 || size < 0 || off > f->s || size > f->s - off) {
+    int64_t end; /* for the message only, saturated where off + size would wrap */
+    if (!size_given) end = f->s; /* no size given: to the end of the member */
+    else if (__builtin_add_overflow(off, size, &end)) end = off < 0 ? INT64_MIN : INT64_MAX;
+    rc = vd_fail(err, VD_INVALID, "%s: bytes %lld..%lld are outside member \"%s\" (%lld bytes)", where, (long long)off,
+                 (long long)end, name, (long long)f->s);
+    goto done;
+  }
+  if (size > 0 && (rc = vd_get(ctx, url, f->d + off, size, &b, NULL, err))) goto done;
+  if ((int64_t)b.len != size) {
+    rc = vd_fail(err, VD_INVALID, "%s: the archive ends inside member \"%s\"", where, name);
+    goto done;
+  }
+  *out = b;
+  b = (vd_buf){0};
+done:
+  vd_buf_free(&b);
+  lindi_index_free(&ix);
+  return rc;
+}

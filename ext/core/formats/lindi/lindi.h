@@ -93,6 +93,12 @@ vd_code lindi_parse_refs(const char *text, size_t len, const char *where, struct
  * url holds LINDI's JSON form. Costs one range request (a prefix holding entry and
  * index) when the index sits near the start, a few more otherwise; cached. */
 vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err);
+/* Bytes [off, off + size) of member name of the archive at url (size < 0, or not
+ * size_given: to the member's end) with one range request after the (cached) index:
+ * VD_NOTFOUND for a member the index does not list, VD_INVALID for a range outside it
+ * or an archive that ends inside it. out is the caller's (empty for size 0). */
+vd_code lindi_read_member(vd_ctx *ctx, const char *url, const char *name, int64_t off, int64_t size, int size_given,
+                          vd_buf *out, vd_err *err);
 /* Forget cached documents of an archive (after a write). */
 void lindi_invalidate(vd_ctx *ctx, const char *url);
 

@@ -9,6 +9,7 @@
 
 #include "store/store.h"
 #include "openvds_objects.h"
+#include "openvds_pages.h"
 
 #define LIST_PAGE 5000 /* Azure's largest page; S3 services cap it at 1000 */
 #define HEAD_BATCH 256 /* HEADs handed to the transport at once (progress between batches) */
@@ -184,4 +185,38 @@ static int by_chunk(const void *a, const void *b) {
 
 void vds_objects_sort(vds_objlist *ol) {
   if (ol->n) qsort(ol->o, (size_t)ol->n, sizeof *ol->o, by_chunk);
+}
+
+vd_code vds_read_levels(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, int64_t level,
+                        vd_buf *out, vd_err *err) {
+  vds_pages *pl = NULL;
+  vds_entry e;
+  char key[400], *url = NULL, where[600] = "";
+  vd_code rc = VD_OK;
+  snprintf(key, sizeof key, "%s/%lld", l->name, (long long)chunk);
+  if (!(url = vd_url_join(ds->url, key))) rc = vd_nomem(err);
+  else vd_url_redact(url, where, sizeof where);
+  if (!rc && !(rc = vds_need_wavelet(ds, l, err)) && !(rc = vds_pages_open(ctx, ds, l, &pl, err)))
+    rc = vds_pages_entry(pl, chunk, &e, NULL, err);
+  int64_t n = -1;
+  if (!rc && e.status != VDS_S_DATA)
+    rc = vd_fail(err, VD_INVALID, "%s: no object to read (its page entry says %s)", where,
+                 e.status == VDS_S_UNWRITTEN ? "unwritten" : "constant");
+  if (!rc && (n = vds_level_bytes(e.object_size, e.levels, (int)(level < -1 || level > 15 ? 99 : level))) < 0)
+    rc = vd_fail(err, VD_INVALID, "%s: no adaptive level %lld (levels: -1 for the whole object, then 0 up to the "
+                 "first zero level byte)", where, (long long)level);
+  vd_buf b = {0};
+  if (!rc && n > ctx->cfg.max_alloc) rc = vd_fail_max_alloc(err, where, n, ctx->cfg.max_alloc);
+  if (!rc && n > 0 && !(rc = vd_get(ctx, url, 0, n, &b, NULL, err)) && (int64_t)b.len != n) {
+    rc = vd_fail(err, VD_INVALID, "%s: %zu bytes, but its page entry says the object holds %u (level %lld needs %lld)",
+                 where, b.len, e.object_size, (long long)level, (long long)n);
+  }
+  if (!rc) {
+    *out = b;
+    b = (vd_buf){0};
+  }
+  vd_buf_free(&b);
+  free(url);
+  vds_pages_close(pl);
+  return rc;
 }

@@ -99,5 +99,12 @@ int64_t vds_level_bytes(uint32_t object_size, const unsigned char levels[16], in
 /* VD_OK for a layer with adaptive levels (28-byte page entries), else the one error
  * saying it has none. */
 vd_code vds_need_wavelet(const vds_dataset *ds, const vds_layer *l, vd_err *err);
+/* The start of wavelet chunk object `chunk` that adaptive level needs (-1: the whole
+ * object), as OpenVDS fetches it: its page entry, then one range GET of the length the
+ * entry implies. Refused for a layer without levels, a chunk without an object, a level
+ * it does not have, more than max_alloc bytes, or an object shorter than its entry
+ * says. out is the caller's (empty for a zero-length level). */
+vd_code vds_read_levels(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, int64_t chunk, int64_t level,
+                        vd_buf *out, vd_err *err);
 
 #endif

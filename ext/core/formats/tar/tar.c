@@ -186,3 +186,21 @@ vd_code tar_rename(unsigned char b[TAR_BLOCK], const char *name, vd_err *err) {
   seal(b);
   return VD_OK;
 }
+
+const char *tar_type_name(char t) {
+  switch (t) {
+    case '0': return "file";
+    case '1': return "hardlink";
+    case '2': return "symlink";
+    case '3': return "chardev";
+    case '4': return "blockdev";
+    case '5': return "dir";
+    case '6': return "fifo";
+    case '7': return "contiguous";
+    case 'x': return "pax";
+    case 'g': return "pax_global";
+    case 'L': return "gnu_longname";
+    case 'K': return "gnu_longlink";
+    default: return "other";
+  }
+}

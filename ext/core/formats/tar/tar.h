@@ -43,4 +43,7 @@ vd_code tar_corrupt(vd_err *err, const char *where, int64_t at, const char *fmt,
  * at an int64 offset. */
 vd_code tar_next(const char *where, int64_t at, const tar_header *h, int64_t *next, vd_err *err);
 
+/* A typeflag's name: "file", "dir", "symlink", "pax", "gnu_longname", ... ("other"). */
+const char *tar_type_name(char t);
+
 #endif
