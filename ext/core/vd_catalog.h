@@ -1,7 +1,8 @@
 /* The relation catalogue: every relation and function vdsql offers is described here
  * once (columns, argument columns, constraints the core can use, a cursor) and both
  * front ends are generic over these descriptions. Adding a relation means adding one
- * file in relations/ and one line in catalog.c. */
+ * file in relations/<group>/ (a designated initialiser: .name, VD_COLS(cols), .open, ...)
+ * and one line in catalog.c. */
 #ifndef VD_CATALOG_H
 #define VD_CATALOG_H
 
@@ -71,6 +72,11 @@ typedef struct vd_table_ops {
   void (*release)(void *tab, int n);
   const char *args; /* what CREATE VIRTUAL TABLE t USING rel(...) takes, as users write it */
 } vd_table_ops;
+
+/* A relation's columns and their count from one array, in a designated initialiser:
+ * {.name = "x", VD_COLS(cols), .open = ...}. Every entry names its fields, so a field
+ * added to vd_relation (PostgreSQL's front end will add some) shifts nothing. */
+#define VD_COLS(a) .cols = (a), .ncols = (int)(sizeof(a) / sizeof *(a))
 
 typedef struct vd_relation {
   const char *name;

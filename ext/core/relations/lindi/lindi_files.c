@@ -47,6 +47,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_lindi_files = {"lindi_files", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                        open_, next, eof, column, rowid, close_,
+const vd_relation vd_rel_lindi_files = {
+    .name = "lindi_files",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "the index of a LINDI archive: one row per member with header and data offsets and size"};

@@ -30,5 +30,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *a, int n, vd_value *out, vd_err
 }
 
 
-const vd_function vd_fn_lindi_read = {"lindi_read", 2, 4, VD_FN_IO, VD_BLOB, {VD_TEXT, VD_TEXT, VD_INT, VD_INT}, call,
-    .args = "url, name [, offset, size]", .doc = "a LINDI archive member's bytes, or a range of them, as a BLOB"};
+const vd_function vd_fn_lindi_read = {
+    .name = "lindi_read",
+    .min_args = 2,
+    .max_args = 4,
+    .flags = VD_FN_IO,
+    .result = VD_BLOB,
+    .arg_types = {VD_TEXT, VD_TEXT, VD_INT, VD_INT},
+    .call = call,
+    .args = "url, name [, offset, size]",
+    .doc = "a LINDI archive member's bytes, or a range of them, as a BLOB"};

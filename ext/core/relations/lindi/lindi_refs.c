@@ -123,11 +123,31 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return lindi_refs_remove(tab, rid, err); }
 
-static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
-                                 t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
-                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
-                                 lindi_tx_release, .args = "url"};
+static const vd_table_ops ops = {
+    .connect = t_connect,
+    .disconnect = lindi_tx_disconnect,
+    .open = t_open,
+    .insert = t_insert,
+    .remove = t_remove,
+    .begin = lindi_tx_begin,
+    .sync = lindi_tx_sync,
+    .commit = lindi_tx_commit,
+    .rollback = lindi_tx_rollback,
+    .savepoint = lindi_tx_savepoint,
+    .rollback_to = lindi_tx_rollback_to,
+    .release = lindi_tx_release,
+    .args = "url"};
 
-const vd_relation vd_rel_lindi_refs = {"lindi_refs", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                       open_, next, eof, column, rowid, close_, &ops,
+const vd_relation vd_rel_lindi_refs = {
+    .name = "lindi_refs",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
+    .table = &ops,
     .doc = "one row per lindi.json ref (of an archive or a standalone .lindi.json): key, kind, value, target, offset, size; as a named table, writable"};

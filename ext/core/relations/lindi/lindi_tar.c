@@ -92,11 +92,30 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
 }
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return lindi_writer_delete(tab, (int)rid, err); }
-static const vd_table_ops ops = {t_connect,      lindi_tx_disconnect, t_open,           t_insert,
-                                 t_remove,       lindi_tx_begin,      lindi_tx_sync,    lindi_tx_commit,
-                                 lindi_tx_rollback, lindi_tx_savepoint, lindi_tx_rollback_to,
-                                 lindi_tx_release, .args = "url"};
+static const vd_table_ops ops = {
+    .connect = t_connect,
+    .disconnect = lindi_tx_disconnect,
+    .open = t_open,
+    .insert = t_insert,
+    .remove = t_remove,
+    .begin = lindi_tx_begin,
+    .sync = lindi_tx_sync,
+    .commit = lindi_tx_commit,
+    .rollback = lindi_tx_rollback,
+    .savepoint = lindi_tx_savepoint,
+    .rollback_to = lindi_tx_rollback_to,
+    .release = lindi_tx_release,
+    .args = "url"};
 
-const vd_relation vd_rel_lindi_tar = {"lindi_tar", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_TABLE_ONLY,
-                                      -1, NULL, NULL, next, eof, column, rowid, close_, &ops,
+const vd_relation vd_rel_lindi_tar = {
+    .name = "lindi_tar",
+    VD_COLS(cols),
+    .flags = VD_REL_IO | VD_REL_TABLE_ONLY,
+    .order_col = -1,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
+    .table = &ops,
     .doc = "the live members of a local LINDI archive as a named table: INSERT appends, INSERT OR REPLACE and DELETE trash the old copy; committed crash-safely"};

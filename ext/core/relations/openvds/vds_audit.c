@@ -70,6 +70,15 @@ static void close_(void *cur) {
   free(k);
 }
 
-const vd_relation vd_rel_vds_audit = {"vds_audit", cols, sizeof cols / sizeof *cols, VD_REL_IO, 0, NULL, open_, next,
-                                      eof, column, rowid, close_,
+const vd_relation vd_rel_vds_audit = {
+    .name = "vds_audit",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = 0,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "a layer's page entries against its chunk objects' metadata, one row per chunk either knows, with a verdict: ok, mismatch, missing_object, missing_metadata, orphan_object, size_mismatch, bad_object (detail says why), and count_mismatch rows (chunk NULL) for LayerStatus counts the pages do not add up to"};

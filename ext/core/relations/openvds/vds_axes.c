@@ -30,6 +30,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vds_axes = {"vds_axes", cols, sizeof cols / sizeof *cols, VD_REL_IO, 0, NULL, open_,
-                                     vds_cur_next, vds_cur_eof, column, vds_cur_rowid, vds_cur_close,
+const vd_relation vd_rel_vds_axes = {
+    .name = "vds_axes",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = 0,
+    .open = open_,
+    .next = vds_cur_next,
+    .eof = vds_cur_eof,
+    .column = column,
+    .rowid = vds_cur_rowid,
+    .close = vds_cur_close,
     .doc = "one row per axis of the layout: name, unit, number of samples, coordinate range"};

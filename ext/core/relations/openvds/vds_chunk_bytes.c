@@ -25,6 +25,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   return rc;
 }
 
-const vd_function vd_fn_vds_chunk_bytes = {"vds_chunk_bytes", 3, 4, VD_FN_IO, VD_BLOB, {VD_TEXT, VD_TEXT, VD_INT, VD_INT},
-    call, .args = "url, layer, chunk [, level]",
+const vd_function vd_fn_vds_chunk_bytes = {
+    .name = "vds_chunk_bytes",
+    .min_args = 3,
+    .max_args = 4,
+    .flags = VD_FN_IO,
+    .result = VD_BLOB,
+    .arg_types = {VD_TEXT, VD_TEXT, VD_INT, VD_INT},
+    .call = call,
+    .args = "url, layer, chunk [, level]",
     .doc = "the bytes of a wavelet chunk object that an adaptive level needs (without level: the whole object), with one range GET"};

@@ -23,5 +23,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   return rc;
 }
 
-const vd_function vd_fn_vds_chunk_data = {"vds_chunk_data", 3, 3, VD_FN_IO, VD_BLOB, {VD_TEXT, VD_TEXT, VD_INT}, call,
-    .args = "url, layer, chunk", .doc = "a chunk's decoded samples as a BLOB (None, RLE, Zip; constant and unwritten chunks filled)"};
+const vd_function vd_fn_vds_chunk_data = {
+    .name = "vds_chunk_data",
+    .min_args = 3,
+    .max_args = 3,
+    .flags = VD_FN_IO,
+    .result = VD_BLOB,
+    .arg_types = {VD_TEXT, VD_TEXT, VD_INT},
+    .call = call,
+    .args = "url, layer, chunk",
+    .doc = "a chunk's decoded samples as a BLOB (None, RLE, Zip; constant and unwritten chunks filled)"};

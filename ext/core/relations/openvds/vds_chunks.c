@@ -471,10 +471,32 @@ static void t_rollback_to(void *tab, int n) {
   vds_writer_poison(t->w, &e);
 }
 
-static const vd_table_ops ops = {t_connect, t_disconnect, t_open,     t_insert,    t_remove,    t_begin,
-                                 t_sync,    t_commit,     t_rollback, t_savepoint, t_rollback_to, t_release,
-                                 .args = "url, layer"};
+static const vd_table_ops ops = {
+    .connect = t_connect,
+    .disconnect = t_disconnect,
+    .open = t_open,
+    .insert = t_insert,
+    .remove = t_remove,
+    .begin = t_begin,
+    .sync = t_sync,
+    .commit = t_commit,
+    .rollback = t_rollback,
+    .savepoint = t_savepoint,
+    .rollback_to = t_rollback_to,
+    .release = t_release,
+    .args = "url, layer"};
 
-const vd_relation vd_rel_vds_chunks = {"vds_chunks", cols, sizeof cols / sizeof *cols, VD_REL_IO, C_CHUNK,
-                                       estimate, open_, next, eof, column, rowid, close_, &ops,
+const vd_relation vd_rel_vds_chunks = {
+    .name = "vds_chunks",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = C_CHUNK,
+    .estimate = estimate,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
+    .table = &ops,
     .doc = "one row per chunk of a layer, from its pages: status, hash, position and sample range per dimension (constraints on chunk and ranges read only the pages needed), hidden data; as a named table INSERT INTO t(chunk, data) uploads chunks, committed to pages and LayerStatus"};

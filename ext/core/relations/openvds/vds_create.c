@@ -25,6 +25,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   return rc;
 }
 
-const vd_function vd_fn_vds_create = {"vds_create", 3, 3, VD_FN_IO, VD_INT, {VD_TEXT, VD_TEXT, VD_TEXT}, call,
+const vd_function vd_fn_vds_create = {
+    .name = "vds_create",
+    .min_args = 3,
+    .max_args = 3,
+    .flags = VD_FN_IO,
+    .result = VD_INT,
+    .arg_types = {VD_TEXT, VD_TEXT, VD_TEXT},
+    .call = call,
     .args = "url, layout_json, compression",
     .doc = "creates an empty OpenVDS dataset (VolumeDataLayout and a LayerStatus of every layer it implies; None, RLE or Zip), never over an existing one; returns the layer count"};

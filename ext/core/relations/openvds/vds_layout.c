@@ -26,6 +26,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vds_layout = {"vds_layout", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL, open_,
-                                       vds_cur_next, vds_cur_eof, column, vds_cur_rowid, vds_cur_close,
+const vd_relation vd_rel_vds_layout = {
+    .name = "vds_layout",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = vds_cur_next,
+    .eof = vds_cur_eof,
+    .column = column,
+    .rowid = vds_cur_rowid,
+    .close = vds_cur_close,
     .doc = "the VolumeDataLayout document of an OpenVDS dataset, one row: brick size, margins, LOD levels, options"};

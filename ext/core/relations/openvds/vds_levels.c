@@ -94,6 +94,15 @@ static void close_(void *cur) {
   free(k);
 }
 
-const vd_relation vd_rel_vds_levels = {"vds_levels", cols, sizeof cols / sizeof *cols, VD_REL_IO, 0, NULL, open_,
-                                       next, eof, column, rowid, close_,
+const vd_relation vd_rel_vds_levels = {
+    .name = "vds_levels",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = 0,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "for a wavelet layer, one row per data chunk and adaptive level (-1 = whole object): the bytes of the chunk object a reader fetches for it"};

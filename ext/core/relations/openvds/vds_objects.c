@@ -104,6 +104,15 @@ static void close_(void *cur) {
   free(k);
 }
 
-const vd_relation vd_rel_vds_objects = {"vds_objects", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL, open_,
-                                        next, eof, column, rowid, close_,
+const vd_relation vd_rel_vds_objects = {
+    .name = "vds_objects",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "the chunk objects of a layer as the store lists them: key, size, etag, time and vdschunkmetadata (HEADs, max_parallel at once, where the listing has no metadata) with its decoded hash"};

@@ -16,6 +16,13 @@ static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out,
   return rc;
 }
 
-const vd_function vd_fn_vds_repair = {"vds_repair", 2, 2, VD_FN_IO, VD_INT, {VD_TEXT, VD_TEXT}, call,
+const vd_function vd_fn_vds_repair = {
+    .name = "vds_repair",
+    .min_args = 2,
+    .max_args = 2,
+    .flags = VD_FN_IO,
+    .result = VD_INT,
+    .arg_types = {VD_TEXT, VD_TEXT},
+    .call = call,
     .args = "url, layer",
     .doc = "finishes a commit a dead writer left, rewrites every page entry that disagrees with a chunk object that can be the chunk (mismatch, size_mismatch, orphan_object), then the pages and LayerStatus with its counts recomputed (conditional writes), and deletes abandoned staged chunks; returns the entries changed plus the counts corrected"};

@@ -77,6 +77,15 @@ static void close_(void *cur) {
   free(s);
 }
 
-const vd_relation vd_rel_vds_samples = {"vds_samples", cols, sizeof cols / sizeof *cols, VD_REL_IO, 0, NULL, open_,
-                                        vds_cur_next, vds_cur_eof, column, vds_cur_rowid, close_,
+const vd_relation vd_rel_vds_samples = {
+    .name = "vds_samples",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = 0,
+    .open = open_,
+    .next = vds_cur_next,
+    .eof = vds_cur_eof,
+    .column = column,
+    .rowid = vds_cur_rowid,
+    .close = close_,
     .doc = "a chunk's decoded samples, one row per voxel (None, RLE, Zip)"};

@@ -198,7 +198,15 @@ static void close_(void *cur) {
 }
 
 const vd_relation vd_rel_store_objects = {
-    "store_objects", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_HINTS, C_KEY, NULL, open_, next, eof,
-    column, rowid, close_,
+    .name = "store_objects",
+    VD_COLS(cols),
+    .flags = VD_REL_IO | VD_REL_HINTS,
+    .order_col = C_KEY,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "the objects under a prefix of any listable store (files, s3://, az://), in key order: key, size, "
-           "etag, last_modified, user metadata as JSON; LIMIT sets the listing's page size"};
+        "etag, last_modified, user metadata as JSON; LIMIT sets the listing's page size"};

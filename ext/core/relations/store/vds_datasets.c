@@ -234,6 +234,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
 static int64_t rowid(void *cur) { return ((ds_cur *)cur)->row; }
 
 const vd_relation vd_rel_vds_datasets = {
-    "vds_datasets", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL, open_, next, eof, column, rowid, close_,
+    .name = "vds_datasets",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "every OpenVDS dataset under a prefix (found by listing it): its URL, dimensionality, samples per axis "
-           "and layer count, or the error that keeps it from being read"};
+        "and layer count, or the error that keeps it from being read"};

@@ -74,6 +74,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_tar_members = {"tar_members", cols, sizeof cols / sizeof *cols, VD_REL_IO, 1, NULL,
-                                        open_, next, eof, column, rowid, close_,
+const vd_relation vd_rel_tar_members = {
+    .name = "tar_members",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = 1,
+    .open = open_,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
     .doc = "every tar header of an archive, trash included: offsets, size, type, checksum, whether the index lists it"};

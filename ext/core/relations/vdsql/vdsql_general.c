@@ -36,12 +36,27 @@ static vd_code config(vd_ctx *ctx, const vd_value *a, int n, vd_value *out, vd_e
   return rc;
 }
 
-const vd_function vd_fn_vdsql_version = {"vdsql_version", 0, 0, 0, VD_TEXT, {VD_NULL}, version,
-    .args = "", .doc = "the extension's version"};
-const vd_function vd_fn_vdsql_config = {"vdsql_config", 1, 2, 0, VD_TEXT, {VD_TEXT, VD_TEXT}, config,
+const vd_function vd_fn_vdsql_version = {
+    .name = "vdsql_version",
+    .min_args = 0,
+    .max_args = 0,
+    .flags = 0,
+    .result = VD_TEXT,
+    .arg_types = {VD_NULL},
+    .call = version,
+    .args = "",
+    .doc = "the extension's version"};
+const vd_function vd_fn_vdsql_config = {
+    .name = "vdsql_config",
+    .min_args = 1,
+    .max_args = 2,
+    .flags = 0,
+    .result = VD_TEXT,
+    .arg_types = {VD_TEXT, VD_TEXT},
+    .call = config,
     .args = "key [, value]",
     .doc = "a setting's value; with a value, sets it (or runs an action: 'stats' 'reset', 'cache' 'clear'); "
-           "vdsql_config() as a table lists them all"};
+        "vdsql_config() as a table lists them all"};
 
 /* vdsql_stats(): one row per backend. */
 static const vd_colspec cols[] = {{"backend", VD_TEXT, 0}, {"requests", VD_INT, 0}, {"bytes", VD_INT, 0},
@@ -82,6 +97,15 @@ static vd_code st_column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vdsql_stats = {"vdsql_stats", cols, sizeof cols / sizeof *cols, 0, -1, NULL, st_open,
-                                        st_next, st_eof, st_column, st_rowid, st_close,
+const vd_relation vd_rel_vdsql_stats = {
+    .name = "vdsql_stats",
+    VD_COLS(cols),
+    .flags = 0,
+    .order_col = -1,
+    .open = st_open,
+    .next = st_next,
+    .eof = st_eof,
+    .column = st_column,
+    .rowid = st_rowid,
+    .close = st_close,
     .doc = "requests, bytes, retries and cache hits per backend (file, http, s3, az) of this connection"};

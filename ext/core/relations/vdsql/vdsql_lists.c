@@ -91,8 +91,16 @@ static vd_code rel_column(void *cur, int col, vd_value *v, vd_err *err) {
 }
 
 const vd_relation vd_rel_vdsql_relations = {
-    "vdsql_relations", rel_cols, sizeof rel_cols / sizeof *rel_cols, 0, -1, NULL, rel_open, list_next, rel_eof,
-    rel_column, list_rowid, list_close,
+    .name = "vdsql_relations",
+    VD_COLS(rel_cols),
+    .flags = 0,
+    .order_col = -1,
+    .open = rel_open,
+    .next = list_next,
+    .eof = rel_eof,
+    .column = rel_column,
+    .rowid = list_rowid,
+    .close = list_close,
     .doc = "every relation and function of vdsql: kind (table, writable, function), arguments, columns, description"};
 
 /* --- vdsql_config(): every setting with its value --- */
@@ -146,6 +154,15 @@ static vd_code cfg_column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vdsql_config = {"vdsql_config", cfg_cols, sizeof cfg_cols / sizeof *cfg_cols, 0, -1, NULL,
-                                         cfg_open, cfg_next, cfg_eof, cfg_column, cfg_rowid, cfg_close,
-                                         .doc = "every setting of vdsql_config with its value and meaning"};
+const vd_relation vd_rel_vdsql_config = {
+    .name = "vdsql_config",
+    VD_COLS(cfg_cols),
+    .flags = 0,
+    .order_col = -1,
+    .open = cfg_open,
+    .next = cfg_next,
+    .eof = cfg_eof,
+    .column = cfg_column,
+    .rowid = cfg_rowid,
+    .close = cfg_close,
+    .doc = "every setting of vdsql_config with its value and meaning"};

@@ -104,11 +104,30 @@ static vd_code t_insert(void *tab, const vd_value *row, int replace, int64_t *ri
 
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) { return vm_remove(tab, rid, err); }
 
-static const vd_table_ops ops = {t_connect,      t_disconnect,    t_open,         t_insert,
-                                 t_remove,       vm_tx_begin,     vm_tx_sync,     vm_tx_commit,
-                                 vm_tx_rollback, vm_tx_savepoint, vm_tx_rollback_to, vm_tx_release,
-                                 .args = "url, layout"};
+static const vd_table_ops ops = {
+    .connect = t_connect,
+    .disconnect = t_disconnect,
+    .open = t_open,
+    .insert = t_insert,
+    .remove = t_remove,
+    .begin = vm_tx_begin,
+    .sync = vm_tx_sync,
+    .commit = vm_tx_commit,
+    .rollback = vm_tx_rollback,
+    .savepoint = vm_tx_savepoint,
+    .rollback_to = vm_tx_rollback_to,
+    .release = vm_tx_release,
+    .args = "url, layout"};
 
-const vd_relation vd_rel_vtkhdf_main = {"vtkhdf_main", cols, sizeof cols / sizeof *cols, VD_REL_IO | VD_REL_TABLE_ONLY,
-                                        -1, NULL, NULL, next, eof, column, rowid, close_, &ops,
+const vd_relation vd_rel_vtkhdf_main = {
+    .name = "vtkhdf_main",
+    VD_COLS(cols),
+    .flags = VD_REL_IO | VD_REL_TABLE_ONLY,
+    .order_col = -1,
+    .next = next,
+    .eof = eof,
+    .column = column,
+    .rowid = rowid,
+    .close = close_,
+    .table = &ops,
     .doc = "the local VTKHDF files a multi-file main file assembles without copying (layout 'partitions', 'timesteps' or 'composite'), as a named table: INSERT and DELETE files, COMMIT rewrites the main file atomically"};

@@ -48,7 +48,17 @@ _Static_assert(sizeof int_cols == sizeof cols / sizeof *cols, "one entry per col
 
 static const int64_t *ints(void *cur) { return &((vh_cur *)cur)->rows.cur->step; }
 
-const vd_relation vd_rel_vtkhdf_partitions = {"vtkhdf_partitions", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                              open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
-                                              NULL, ints, int_cols,
+const vd_relation vd_rel_vtkhdf_partitions = {
+    .name = "vtkhdf_partitions",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = vh_cur_next,
+    .eof = vh_cur_eof,
+    .column = column,
+    .rowid = vh_cur_rowid,
+    .close = vh_cur_close,
+    .ints = ints,
+    .int_col = int_cols,
     .doc = "one row per block, time step and partition of a VTKHDF file: counts, offsets, the file really holding it, status"};

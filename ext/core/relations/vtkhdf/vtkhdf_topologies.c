@@ -30,6 +30,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vtkhdf_topologies = {"vtkhdf_topologies", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                              open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
+const vd_relation vd_rel_vtkhdf_topologies = {
+    .name = "vtkhdf_topologies",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = vh_cur_next,
+    .eof = vh_cur_eof,
+    .column = column,
+    .rowid = vh_cur_rowid,
+    .close = vh_cur_close,
     .doc = "per PolyData partition and step, each topology (Vertices, Lines, Polygons, Strips): cells, connectivity ids, offsets"};

@@ -24,6 +24,15 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-const vd_relation vd_rel_vtkhdf_trees = {"vtkhdf_trees", cols, sizeof cols / sizeof *cols, VD_REL_IO, -1, NULL,
-                                         open_, vh_cur_next, vh_cur_eof, column, vh_cur_rowid, vh_cur_close,
+const vd_relation vd_rel_vtkhdf_trees = {
+    .name = "vtkhdf_trees",
+    VD_COLS(cols),
+    .flags = VD_REL_IO,
+    .order_col = -1,
+    .open = open_,
+    .next = vh_cur_next,
+    .eof = vh_cur_eof,
+    .column = column,
+    .rowid = vh_cur_rowid,
+    .close = vh_cur_close,
     .doc = "every tree of a HyperTreeGrid per step and partition: id, depth, cells, descriptor and mask bit ranges"};
