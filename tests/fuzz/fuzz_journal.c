@@ -1,4 +1,4 @@
-/* Fuzzes the LINDI writer's journal parser (formats/lindi_journal.c), which decides
+/* Fuzzes the LINDI writer's journal parser (formats/lindi/lindi_journal.c), which decides
  * whether recovery truncates or rewrites an archive. The input is tried as a whole
  * journal and, so that the fuzzer reaches past the checksum, as JSON text given a valid
  * checksum line. A journal that parses must format and parse back to the same steps. */

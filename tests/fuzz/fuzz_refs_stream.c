@@ -1,4 +1,4 @@
-/* Fuzzes the streaming reader of lindi.json (formats/lindi_refs_stream.c). The first
+/* Fuzzes the streaming reader of lindi.json (formats/lindi/lindi_refs_stream.c). The first
  * input byte picks how many bytes each read hands over (1..64: every step is cut and run
  * again from its mark), the rest is the text. Properties: the cut-up stream gives the same
  * rows and the same outcome (error text included) as one read of the whole text, with its

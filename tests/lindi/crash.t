@@ -2,7 +2,7 @@
 """Crash safety of the lindi_tar writer, as TAP.
 
 A writer is killed with SIGKILL at every numbered step of its commit (VDSQL_CRASHPOINT,
-see formats/lindi_writer.c) and just before each write, truncation and sync of a commit
+see formats/lindi/lindi_writer.c) and just before each write, truncation and sync of a commit
 (VDSQL_CRASH_AT_WRITE); afterwards GNU tar,
 Python's tarfile and vdsql (the index, as lindi reads it, and the header walk) must each
 see exactly the old or the new committed set of members, with the right bytes, and the

@@ -1,4 +1,4 @@
-/* The streaming .tar_index.json reader (formats/lindi_index.c): what it accepts and the
+/* The streaming .tar_index.json reader (formats/lindi/lindi_index.c): what it accepts and the
  * one wording of each fault, with the byte offset counted by hand from the texts below;
  * one byte at a time gives what the whole text gives; the source is asked only until the
  * JSON value ends; a packed index answers lookups like the one it was made from. */

@@ -3,7 +3,7 @@
  * ../shared/spec/vtkhdf.md section 5): partitions (virtual datasets), timesteps (a Steps
  * group and virtual datasets) and composite (external links). The member list is edited
  * in transactions; at commit the whole main file is rewritten under a temporary name and
- * renamed into place. Engine-free: the SQLite table (relations/vtkhdf_main.c) and, later,
+ * renamed into place. Engine-free: the SQLite table (relations/vtkhdf/vtkhdf_main_table.c) and, later,
  * the PostgreSQL front end drive it through the vd_table_ops hooks below. */
 #ifndef VD_VTKHDF_MAIN_H
 #define VD_VTKHDF_MAIN_H

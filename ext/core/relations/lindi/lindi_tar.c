@@ -2,7 +2,7 @@
  *   CREATE VIRTUAL TABLE a USING lindi_tar('path/x.lindi.tar');
  *   INSERT INTO a(name, data) ...; INSERT OR REPLACE ...; DELETE FROM a WHERE ...
  * Rows are the live members (index entries); changes become visible to lindi, tar and
- * vdsql together at COMMIT (formats/lindi_writer.c). */
+ * vdsql together at COMMIT (formats/lindi/lindi_writer.c). */
 #include <stdlib.h>
 #include <string.h>
 

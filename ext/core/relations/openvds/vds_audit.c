@@ -1,5 +1,5 @@
 /* vds_audit(url, layer): one row per chunk that the layer's pages or its objects know,
- * with the page entry, the object's metadata and a verdict (formats/openvds_audit.c
+ * with the page entry, the object's metadata and a verdict (formats/openvds/openvds_audit.c
  * defines them; docs/openvds.md explains each). */
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /* vds_chunk_data(url, layer, chunk): the decoded samples of one chunk as a BLOB in the
- * layer's format, read by the format's vds_read_chunk (formats/openvds_chunk.c). */
+ * layer's format, read by the format's vds_read_chunk (formats/openvds/openvds_chunk.c). */
 #include "vds_cursor.h"
 
 static vd_code call(vd_ctx *ctx, const vd_value *args, int nargs, vd_value *out, vd_err *err) {

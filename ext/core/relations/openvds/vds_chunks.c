@@ -1,7 +1,7 @@
 /* vds_chunks(url, layer): one row per chunk of a layer, read from its chunk-metadata
  * pages, and its hidden column data (the decoded samples, read only when named).
  * As a named table (CREATE VIRTUAL TABLE t USING vds_chunks(url, layer)) it also takes
- * INSERT INTO t(chunk, data): formats/openvds_writer.c uploads the chunk objects and,
+ * INSERT INTO t(chunk, data): formats/openvds/openvds_writer.c uploads the chunk objects and,
  * at COMMIT, writes the pages and LayerStatus; SELECT shows what is committed. Constraints on chunk, page, i<d>, min<d> and max<d> are turned into a chunk
  * range, a box of chunk positions or a list of chunks before any page is read, so
  * only the pages holding candidate chunks are fetched (several at once over http). */

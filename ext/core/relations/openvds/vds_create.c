@@ -1,5 +1,5 @@
 /* vds_create(url, layout_json, compression): a new, empty OpenVDS dataset
- * (formats/openvds_create.c); returns the number of layers its LayerStatus lists. */
+ * (formats/openvds/openvds_create.c); returns the number of layers its LayerStatus lists. */
 #include <stdlib.h>
 
 #include "formats/openvds/openvds_write.h"

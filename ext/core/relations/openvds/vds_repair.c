@@ -1,5 +1,5 @@
 /* vds_repair(url, layer): rewrites the page entries the audit finds repairable from
- * their objects' metadata and returns how many (formats/openvds_audit.c). */
+ * their objects' metadata and returns how many (formats/openvds/openvds_audit.c). */
 #include "formats/openvds/openvds_objects.h"
 #include "vds_cursor.h"
 

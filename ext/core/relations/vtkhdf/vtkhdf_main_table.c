@@ -1,7 +1,7 @@
 /* vtkhdf_main: a writable table of the files a VTKHDF main file assembles.
  *   CREATE VIRTUAL TABLE m USING vtkhdf_main('out/main.vtkhdf', 'partitions');
  *   INSERT INTO m(file [, step, time] [, block]) ...; DELETE FROM m WHERE ...
- * At COMMIT the main file is rewritten over the members (formats/vtkhdf_main.c). */
+ * At COMMIT the main file is rewritten over the members (formats/vtkhdf/vtkhdf_main.c). */
 #include <stdlib.h>
 #include <string.h>
 
