@@ -1,5 +1,5 @@
-/* Backend dispatch (the one scheme table), the cached document path and URL helpers
- * (see store.h, backend.h). */
+/* Backend dispatch (which code serves each backend: the scheme table is store_url.c),
+ * the cached document path, URL joins and derived URLs (see store.h, backend.h). */
 #include "store.h"
 
 #include <stdio.h>
