@@ -169,5 +169,6 @@ int main(void) {
     }
   }
   ok(rt_ok && shortest_ok, "200,000 random doubles: each written reads back exactly, and no shorter form does");
+  vd_buf_free(&b);
   return done_testing();
 }
