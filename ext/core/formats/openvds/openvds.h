@@ -135,6 +135,9 @@ typedef struct vds_entry {
 } vds_entry;
 
 void vds_entry_decode(const unsigned char *p, int entry_size, vds_entry *e);
+/* What a chunk hash stands for (spec section 4): 0 unwritten, all ones NoValue,
+ * 0x01010101 in the high half a constant (its float in the low half), else data. */
+int vds_hash_status(uint64_t hash);
 /* Checks a downloaded page: whole entries, not longer than a page, covering every chunk
  * of the layer it must hold. */
 vd_code vds_page_check(const vds_layer *l, int64_t page, size_t len, const char *where, vd_err *err);

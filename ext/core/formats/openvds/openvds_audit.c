@@ -81,7 +81,10 @@ void vds_audit_close(vds_audit *a) {
   free(a);
 }
 
-static int special(uint64_t h) { return h == UINT64_MAX || (h >> 32) == 0x01010101u; }
+static int special(uint64_t h) { /* a hash that stands for no object's bytes */
+  int st = vds_hash_status(h);
+  return st == VDS_S_NOVALUE || st == VDS_S_CONSTANT;
+}
 
 /* Can object o be chunk c of the layer, going by its size and, for a compressed layer,
  * its 24-byte descriptor (one range read)? 0 if so, else -1 with why in r->detail. */

@@ -9,6 +9,13 @@ static uint64_t le64(const unsigned char *p) {
   return v;
 }
 
+int vds_hash_status(uint64_t hash) {
+  return hash == 0 ? VDS_S_UNWRITTEN
+         : hash == ~(uint64_t)0 ? VDS_S_NOVALUE
+         : (hash >> 32) == 0x01010101u ? VDS_S_CONSTANT
+                                       : VDS_S_DATA;
+}
+
 void vds_entry_decode(const unsigned char *p, int entry_size, vds_entry *e) {
   memset(e, 0, sizeof *e);
   const unsigned char *h = p;
@@ -18,16 +25,10 @@ void vds_entry_decode(const unsigned char *p, int entry_size, vds_entry *e) {
     e->levels = p + 12;
   }
   e->hash = le64(h);
-  if (e->hash == 0) {
-    e->status = VDS_S_UNWRITTEN;
-  } else if (e->hash == ~(uint64_t)0) {
-    e->status = VDS_S_NOVALUE;
-  } else if ((e->hash >> 32) == 0x01010101u) {
+  e->status = vds_hash_status(e->hash);
+  if (e->status == VDS_S_CONSTANT) {
     uint32_t bits = (uint32_t)e->hash;
     memcpy(&e->constant, &bits, 4);
-    e->status = VDS_S_CONSTANT;
-  } else {
-    e->status = VDS_S_DATA;
   }
 }
 
