@@ -108,6 +108,18 @@ $(B)/gen_sql: ext/pg/gen_sql.c $(CORE_OBJ) $(STAMP)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
+# The PostgreSQL module (ext/pg/, PGXS): the core as a static archive, the glue built by
+# PGXS with PostgreSQL's own flags, installed with vdsql.control and the generated script.
+# Never touches ./vdsql.so.
+.PHONY: pg pg-install
+$(B)/libvdsql_core.a: $(CORE_OBJ)
+	@echo "  AR    $@"
+	@rm -f $@ && ar rcs $@ $^
+pg: $(B)/libvdsql_core.a sql
+	@$(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no
+pg-install: pg
+	@$(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no install
+
 # libFuzzer targets (clang only), one per parser. The core is compiled once into
 # build-fuzz/obj/ and linked into every target; UBSan findings abort (no recovery).
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

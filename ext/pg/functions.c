@@ -1,0 +1,112 @@
+/* The PostgreSQL front end's functions: every table-valued relation of the catalogue as
+ * one materialize-mode set-returning function (vdsql_relation; which relation a call is
+ * comes from the function's name), every scalar function as vdsql_function. Generic
+ * over the catalogue: a relation added later needs nothing here. The core runs between
+ * PG_TRY and PG_FINALLY, so a cursor is closed whatever PostgreSQL throws; an error of
+ * the core is raised only after the core has returned and released what it held. */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+
+#include "pg_glue.h"
+
+PG_FUNCTION_INFO_V1(vdsql_relation);
+PG_FUNCTION_INFO_V1(vdsql_function);
+
+/* The catalogue entry a call stands for, by the function's name, cached in fn_extra. */
+static const void *entry_of(FunctionCallInfo fcinfo, int relation) {
+  if (fcinfo->flinfo->fn_extra) return fcinfo->flinfo->fn_extra;
+  char *name = get_func_name(fcinfo->flinfo->fn_oid);
+  const void *found = NULL;
+  for (int i = 0; relation && name && vd_relations[i] && !found; i++)
+    if (strcmp(vd_relations[i]->name, name) == 0) found = vd_relations[i];
+  for (int i = 0; !relation && name && vd_functions[i] && !found; i++)
+    if (strcmp(vd_functions[i]->name, name) == 0) found = vd_functions[i];
+  if (!found)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                    errmsg("vdsql: no %s named \"%s\" in the catalogue (a renamed vdsql function no longer finds its "
+                           "relation)", relation ? "relation" : "function", name ? name : "?")));
+  fcinfo->flinfo->fn_extra = (void *)found;
+  return found;
+}
+
+Datum vdsql_relation(PG_FUNCTION_ARGS) {
+  const vd_relation *r = entry_of(fcinfo, 1);
+  vd_ctx *ctx = vdsql_pg_ctx();
+  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+  ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
+  int nargs = 0, nout = 0;
+  vd_value args[VDSQL_PG_MAX_COLS];
+  int outcol[VDSQL_PG_MAX_COLS];
+  for (int c = 0; c < r->ncols && c < VDSQL_PG_MAX_COLS; c++) {
+    if (r->cols[c].flags & VD_COL_ARG) {
+      args[nargs] = PG_ARGISNULL(nargs) ? vd_null() : vdsql_pg_arg(PG_GETARG_DATUM(nargs), r->cols[c].type);
+      nargs++;
+    } else {
+      outcol[nout++] = c;
+    }
+  }
+  Datum *values = palloc(sizeof(Datum) * (nout ? nout : 1));
+  bool *nulls = palloc(sizeof(bool) * (nout ? nout : 1));
+  void *volatile cur = NULL;
+  vd_err err;
+  vd_err_clear(&err);
+  vd_code rc = VD_OK;
+  PG_TRY();
+  {
+    void *c0 = NULL;
+    rc = r->open(ctx, args, nargs, NULL, 0, &c0, &err);
+    cur = c0;
+    while (rc == VD_OK && !r->eof(cur)) {
+      CHECK_FOR_INTERRUPTS();
+      const int64_t *iv = r->ints ? r->ints(cur) : NULL;
+      for (int j = 0; j < nout && rc == VD_OK; j++) {
+        int c = outcol[j], k = iv && r->int_col ? r->int_col[c] : -1;
+        vd_value v = vd_null();
+        if (k >= 0)
+          v = iv[k] == VD_INT_NULL ? vd_null() : vd_int(iv[k]);
+        else
+          rc = r->column(cur, c, &v, &err);
+        if (rc == VD_OK) rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &values[j], &nulls[j], &err);
+        if (v.dtor) v.dtor((void *)v.p);
+      }
+      if (rc == VD_OK) {
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        rc = r->next(cur, &err);
+      }
+    }
+  }
+  PG_FINALLY();
+  {
+    if (cur) r->close(cur);
+  }
+  PG_END_TRY();
+  if (rc) vdsql_pg_raise(rc, &err);
+  return (Datum)0;
+}
+
+Datum vdsql_function(PG_FUNCTION_ARGS) {
+  const vd_function *f = entry_of(fcinfo, 0);
+  vd_ctx *ctx = vdsql_pg_ctx();
+  int n = PG_NARGS();
+  vd_value args[8];
+  for (int a = 0; a < n && a < 8; a++)
+    args[a] = PG_ARGISNULL(a) ? vd_null() : vdsql_pg_arg(PG_GETARG_DATUM(a), f->arg_types[a]);
+  vd_value out = vd_null();
+  vd_err err;
+  vd_err_clear(&err);
+  vd_code rc = f->call(ctx, args, n < 8 ? n : 8, &out, &err);
+  Datum d = (Datum)0;
+  bool isnull = true;
+  if (rc == VD_OK) rc = vdsql_pg_datum(&out, f->result, f->name, &d, &isnull, &err);
+  if (out.dtor) out.dtor((void *)out.p);
+  if (rc) vdsql_pg_raise(rc, &err);
+  if (isnull) PG_RETURN_NULL();
+  return d;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The PostgreSQL front end's functions against SQLite's, as TAP.
+
+`make pg-install` puts the module in the system's PostgreSQL 15; a temporary cluster
+(scripts/pg-test-server) gets CREATE EXTENSION vdsql. Then:
+  - every relation and function that vdsql_relations() lists (but the named tables,
+    which become foreign tables) is a function of the extension in pg_proc, and nothing
+    else is;
+  - the same queries give the same rows in psql and in sqlite3 with the extension loaded
+    (SQLite is the reference: its front end is tested against the format specs); numbers
+    are compared as numbers (PostgreSQL prints 0.0 as 0);
+  - a missing dataset is an error with the SQLSTATE of its fault, naming the path;
+  - a NULL argument gives no rows, as in SQLite.
+The datasets are the test generators' (tests/gen), written where the postgres user can
+read them."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+n = 0
+failed = 0
+
+
+def ok(cond, what, detail=''):
+    global n, failed
+    n += 1
+    print(('ok' if cond else 'not ok') + f' {n} - {what}')
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines()[:20]:
+            print('#   ' + line)
+    return cond
+
+
+def bail(why):
+    print(f'not ok {n + 1} - {why}')
+    print(f'1..{n + 1}')
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+for tool in ('pg_config', 'psql', 'sqlite3'):
+    if not shutil.which(tool):
+        bail(f'{tool} not found (scripts/install-deps installs postgresql-15 postgresql-server-dev-15 sqlite3)')
+if not os.path.exists('/usr/lib/postgresql/15/bin/initdb'):
+    bail('/usr/lib/postgresql/15/bin/initdb not found (Debian package postgresql-15: scripts/install-deps)')
+
+r = run(['make', '-s', 'vdsql.so', 'pg-install'], cwd=top)
+ok(r.returncode == 0, 'make pg-install builds and installs the module (and make the SQLite one, the reference)', r.stdout + r.stderr)
+pkglib = run(['pg_config', '--pkglibdir']).stdout.strip()
+ok(os.path.exists(os.path.join(pkglib, 'vdsql_pg.so')), f'vdsql_pg.so is in {pkglib}')
+
+work = tempfile.mkdtemp(prefix='vdsql-pgtest.', dir='/tmp')
+os.chmod(work, 0o755)
+data = os.path.join(work, 'ds')
+gen = run([sys.executable, 'tests/gen/mkvds.py', 'tests', data], cwd=top)
+gen2 = run([sys.executable, 'tests/gen/mklindi.py', 'tests', os.path.join(data, 'lindi')], cwd=top)
+if gen.returncode or gen2.returncode:
+    bail('generating the test datasets failed: ' + gen.stderr[-300:] + gen2.stderr[-300:])
+for root, dirs, files in os.walk(work):
+    for d in dirs:
+        os.chmod(os.path.join(root, d), 0o755)
+    for f in files:
+        os.chmod(os.path.join(root, f), 0o644)
+
+state = os.path.join(work, 'pg')
+r = run([os.path.join(top, 'scripts/pg-test-server'), 'start', state])
+if r.returncode:
+    bail('the temporary PostgreSQL cluster did not start: ' + r.stderr[-500:])
+env = dict(os.environ)
+for line in r.stdout.splitlines():
+    k, _, v = line.partition('=')
+    env[k] = v
+
+
+def psql(sql):
+    return run(['psql', '-X', '-q', '-A', '-t', '-F', '|', '-v', 'ON_ERROR_STOP=1', '-c', sql], env=env)
+
+
+def sqlite(sql):
+    return run(['sqlite3', '-bail', '-cmd', '.load ' + os.path.join(top, 'vdsql'), ':memory:', sql])
+
+
+NUM = re.compile(r'^-?\d+(\.\d+)?([eE][-+]?\d+)?$')
+
+
+def norm(text):
+    rows = []
+    for line in text.strip().splitlines():
+        cells = []
+        for c in line.split('|'):
+            cells.append(repr(float(c)) if NUM.match(c) else c)
+        rows.append('|'.join(cells))
+    return rows
+
+
+try:
+    r = psql('CREATE EXTENSION vdsql')
+    ok(r.returncode == 0, 'CREATE EXTENSION vdsql', r.stderr)
+
+    # every catalogue entry that is not a named table, as a function; nothing more
+    cat = run(['sqlite3', '-cmd', '.load ' + os.path.join(top, 'vdsql'), ':memory:',
+               "SELECT name, kind FROM vdsql_relations()"]).stdout.split('\n')
+    want = set()
+    for line in cat:
+        if not line:
+            continue
+        name, kind = line.split('|')
+        want.add(name)
+    r = psql("SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' "
+             "JOIN pg_extension e ON e.oid = d.refobjid WHERE e.extname = 'vdsql'")
+    have = set(r.stdout.split())
+    # lindi_tar and vtkhdf_main exist only as named tables (docs/lindi.md, docs/vtkhdf.md):
+    # in PostgreSQL they are foreign tables, not functions
+    table_only = {'lindi_tar', 'vtkhdf_main'}
+    ok(have == want - table_only,
+       f'pg_proc holds a function for each of the {len(want - table_only)} relations and functions of '
+       f'vdsql_relations() but the named-only tables lindi_tar and vtkhdf_main, and nothing else',
+       f'missing: {sorted(want - table_only - have)}; extra: {sorted(have - want)}')
+
+    ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')
+    queries = [
+        ('vds_layers', f"SELECT * FROM vds_layers('{ds}') ORDER BY 1"),
+        ('vds_axes', f"SELECT * FROM vds_axes('{ds}') ORDER BY 1"),
+        ('vds_chunks GROUP BY', f"SELECT status, count(*) FROM vds_chunks('{ds}', 'Dimensions_012LOD0') GROUP BY status ORDER BY 1"),
+        ('vds_chunks columns', f"SELECT chunk, page, status, hash FROM vds_chunks('{ds}', 'Dimensions_012LOD0') ORDER BY chunk"),
+        ('vds_pages', f"SELECT * FROM vds_pages('{ds}', 'Dimensions_012LOD1') ORDER BY 1"),
+        ('vds_samples (a join)', f"SELECT c.chunk, count(*), sum(s.value) FROM vds_chunks('{ds}', 'Dimensions_012LOD1') c, "
+                                 f"vds_samples('{ds}', 'Dimensions_012LOD1', c.chunk) s GROUP BY c.chunk ORDER BY 1"),
+        ('lindi_files', f"SELECT * FROM lindi_files('{lin}/small.lindi.tar') ORDER BY 1"),
+        ('tar_members', f"SELECT * FROM tar_members('{lin}/small.lindi.tar') ORDER BY 2"),
+        ('lindi_refs', f"SELECT key, kind, target, \"offset\", size, member FROM lindi_refs('{lin}/small.lindi.tar') ORDER BY 1"),
+        ('lindi_refs with templates', f"SELECT key, target, archive_offset FROM lindi_refs('{lin}/templates.lindi.tar') ORDER BY 1"),
+        ('lindi_read', f"SELECT length(lindi_read('{lin}/small.lindi.tar', name)) FROM lindi_files('{lin}/small.lindi.tar') ORDER BY name"),
+        ('vdsql_config()', "SELECT key FROM vdsql_config() ORDER BY 1"),
+        ('vdsql_config(key)', "SELECT vdsql_config('max_parallel')"),
+        ('vdsql_version()', "SELECT vdsql_version()"),
+    ]
+    for what, q in queries:
+        p, s = psql(q), sqlite(q)
+        rows = norm(s.stdout)
+        ok(p.returncode == 0 and s.returncode == 0 and norm(p.stdout) == rows and rows,
+           f'{what}: the same {len(rows)} rows as SQLite', (p.stderr + s.stderr) or
+           '\n'.join(f'pg {a} | sqlite {b}' for a, b in zip(norm(p.stdout), rows) if a != b))
+
+    r = run(['psql', '-X', '-q', '-v', 'VERBOSITY=verbose', '-c', f"SELECT * FROM vds_layers('{data}/nothing')"], env=env)
+    ok(r.returncode != 0 and '58P01' in r.stderr and f'{data}/nothing' in r.stderr,
+       'a missing dataset: SQLSTATE 58P01 (undefined_file), the message naming the path', r.stderr)
+    r = psql("SELECT count(*) FROM vds_layers(NULL)")
+    ok(r.returncode == 0 and r.stdout.strip() == '0', 'a NULL url gives no rows, as in SQLite', r.stdout + r.stderr)
+    r2 = psql("SELECT 1")
+    ok(r2.returncode == 0, 'the backend still answers after an error', r2.stderr)
+finally:
+    run([os.path.join(top, 'scripts/pg-test-server'), 'stop', state])
+    shutil.rmtree(work, ignore_errors=True)
+
+print(f'1..{n}')
+sys.exit(1 if failed else 0)
