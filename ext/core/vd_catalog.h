@@ -48,6 +48,8 @@ typedef struct vd_filter {
 #define VD_REL_IO 0x1    /* reads files or the network: never from triggers/views of untrusted schemas */
 #define VD_REL_TABLE_ONLY 0x2 /* only as a named table (CREATE VIRTUAL TABLE), not a table-valued function */
 #define VD_REL_HINTS 0x4 /* open gets the VD_OP_LIMIT and VD_OP_COLS hints */
+#define VD_REL_BACKEND 0x8 /* rows come from the connection's own state (its counters, its settings),
+                              which a PostgreSQL parallel worker does not share: PARALLEL RESTRICTED */
 
 /* Named, writable tables: CREATE VIRTUAL TABLE t USING rel(args...). Scans use the
  * relation's cursor functions on what open returns. Writes happen inside begin ..
@@ -110,6 +112,9 @@ typedef struct vd_relation {
 
 /* Function flags. */
 #define VD_FN_IO 0x1
+#define VD_FN_WRITES 0x2 /* changes a dataset (vds_create, vds_repair): PARALLEL UNSAFE */
+#define VD_FN_SETTER 0x4 /* with its last argument it changes the connection's settings (vdsql_config):
+                            that form PARALLEL UNSAFE, the others RESTRICTED (per-connection state) */
 
 typedef struct vd_function {
   const char *name;

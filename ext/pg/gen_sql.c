@@ -39,7 +39,10 @@ int main(int argc, char **argv) {
         printf("%s\"%s\" %s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type)); /* quoted: exists, index... */
         first = 0;
       }
-    printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s;\n", (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE");
+    /* read-only relations run in parallel workers too (curl starts lazily in each);
+     * a connection's own counters and settings are not a worker's */
+    printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s PARALLEL %s;\n",
+           (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE", (r->flags & VD_REL_BACKEND) ? "RESTRICTED" : "SAFE");
     if (r->flags & VD_REL_IO) printf("REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC;\n", r->name);
     printf("\n");
   }
@@ -48,7 +51,11 @@ int main(int argc, char **argv) {
     for (int n = f->min_args; n <= f->max_args; n++) {
       printf("CREATE FUNCTION %s(", f->name);
       for (int a = 0; a < n; a++) printf("%s%s", a ? ", " : "", pg_type(f->arg_types[a]));
-      printf(") RETURNS %s AS 'MODULE_PATHNAME', 'vdsql_function' LANGUAGE C VOLATILE;\n", pg_type(f->result));
+      const char *par = (f->flags & VD_FN_WRITES) || ((f->flags & VD_FN_SETTER) && n == f->max_args) ? "UNSAFE"
+                        : (f->flags & VD_FN_SETTER) ? "RESTRICTED"
+                                                    : "SAFE";
+      printf(") RETURNS %s AS 'MODULE_PATHNAME', 'vdsql_function' LANGUAGE C VOLATILE PARALLEL %s;\n",
+             pg_type(f->result), par);
     }
   }
   return 0;

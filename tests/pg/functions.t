@@ -125,6 +125,19 @@ try:
        f'vdsql_relations() but the named-only tables lindi_tar and vtkhdf_main, and nothing else',
        f'missing: {sorted(want - table_only - have)}; extra: {sorted(have - want)}')
 
+    # parallel markings (issue 20): setters and writers unsafe, per-connection state
+    # restricted, every other (read-only) function safe
+    r = psql("SELECT p.proname || '(' || p.pronargs || ')=' || p.proparallel FROM pg_proc p JOIN pg_depend d "
+             "ON d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid "
+             "WHERE e.extname = 'vdsql' ORDER BY 1")
+    marks = dict(x.split('=') for x in r.stdout.split())
+    special = {'vds_create(3)': 'u', 'vds_repair(2)': 'u', 'vdsql_config(2)': 'u', 'vdsql_config(1)': 'r',
+               'vdsql_config(0)': 'r', 'vdsql_stats(0)': 'r'}
+    wrong = {k: v for k, v in marks.items() if v != special.get(k, 's')}
+    ok(marks and not wrong and all(k in marks for k in special),
+       f'PARALLEL markings of {len(marks)} functions: vds_create, vds_repair and vdsql_config(key, value) unsafe, '
+       'vdsql_stats and vdsql_config reads restricted, the rest safe', f'wrong: {wrong}; have: {marks}')
+
     ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')
     queries = [
         ('vds_layers', f"SELECT * FROM vds_layers('{ds}') ORDER BY 1"),

@@ -50,7 +50,7 @@ const vd_function vd_fn_vdsql_config = {
     .name = "vdsql_config",
     .min_args = 1,
     .max_args = 2,
-    .flags = 0,
+    .flags = VD_FN_SETTER,
     .result = VD_TEXT,
     .arg_types = {VD_TEXT, VD_TEXT},
     .call = config,
@@ -100,7 +100,7 @@ static vd_code st_column(void *cur, int col, vd_value *v, vd_err *err) {
 const vd_relation vd_rel_vdsql_stats = {
     .name = "vdsql_stats",
     VD_COLS(cols),
-    .flags = 0,
+    .flags = VD_REL_BACKEND,
     .order_col = -1,
     .open = st_open,
     .next = st_next,

@@ -157,7 +157,7 @@ static vd_code cfg_column(void *cur, int col, vd_value *v, vd_err *err) {
 const vd_relation vd_rel_vdsql_config = {
     .name = "vdsql_config",
     VD_COLS(cfg_cols),
-    .flags = 0,
+    .flags = VD_REL_BACKEND,
     .order_col = -1,
     .open = cfg_open,
     .next = cfg_next,
