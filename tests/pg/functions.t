@@ -127,7 +127,7 @@ try:
 
     # parallel markings (issue 20): setters and writers unsafe, per-connection state
     # restricted, every other (read-only) function safe
-    r = psql("SELECT p.proname || '(' || p.pronargs || ')=' || p.proparallel FROM pg_proc p JOIN pg_depend d "
+    r = psql("SELECT p.proname || '(' || p.pronargs || ')=' || p.proparallel::text FROM pg_proc p JOIN pg_depend d "
              "ON d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid "
              "WHERE e.extname = 'vdsql' ORDER BY 1")
     marks = dict(x.split('=') for x in r.stdout.split())
