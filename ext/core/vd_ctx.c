@@ -116,6 +116,10 @@ int vd_config_setting(int i, const char **key, const char **doc, int *action) {
   return 1;
 }
 
+int vd_config_secret(int i) {
+  return i >= 0 && i < (int)(sizeof settings / sizeof *settings) && settings[i].k == K_SECRET;
+}
+
 static char *show(const vd_ctx *ctx, const setting *s) {
   char buf[600];
   const char *base = (const char *)&ctx->cfg;

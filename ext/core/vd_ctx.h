@@ -77,5 +77,7 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
 /* The i-th setting (from 0): its key, its meaning, whether it is an action rather than a
  * value; 0 past the last. */
 int vd_config_setting(int i, const char **key, const char **doc, int *action);
+/* Whether the i-th setting is a secret (a key, a token: never shown back). */
+int vd_config_secret(int i);
 
 #endif

@@ -12,6 +12,8 @@
 /* The backend's context (settings, caches, connections), made on first use: curl and
  * HDF5 start lazily in each backend, never in the postmaster. */
 vd_ctx *vdsql_pg_ctx(void);
+/* Brings the context's settings to the vdsql.* GUCs (settings.c); vdsql_pg_ctx calls it. */
+void vdsql_pg_sync_settings(vd_ctx *ctx);
 
 /* An argument Datum of the declared catalogue type as a core value; text is borrowed
  * from a palloc'd copy that lives as long as the call. */

@@ -21,6 +21,7 @@ vd_ctx *vdsql_pg_ctx(void) {
     backend_ctx = vd_ctx_new();
     if (!backend_ctx) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("vdsql: out of memory")));
   }
+  vdsql_pg_sync_settings(backend_ctx);
   return backend_ctx;
 }
 

@@ -14,92 +14,10 @@
 The datasets are the test generators' (tests/gen), written where the postgres user can
 read them."""
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
-top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-n = 0
-failed = 0
-
-
-def ok(cond, what, detail=''):
-    global n, failed
-    n += 1
-    print(('ok' if cond else 'not ok') + f' {n} - {what}')
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print('#   ' + line)
-    return cond
-
-
-def bail(why):
-    print(f'not ok {n + 1} - {why}')
-    print(f'1..{n + 1}')
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-for tool in ('pg_config', 'psql', 'sqlite3'):
-    if not shutil.which(tool):
-        bail(f'{tool} not found (scripts/install-deps installs postgresql-15 postgresql-server-dev-15 sqlite3)')
-if not os.path.exists('/usr/lib/postgresql/15/bin/initdb'):
-    bail('/usr/lib/postgresql/15/bin/initdb not found (Debian package postgresql-15: scripts/install-deps)')
-
-r = run(['make', '-s', 'vdsql.so', 'pg-install'], cwd=top)
-ok(r.returncode == 0, 'make pg-install builds and installs the module (and make the SQLite one, the reference)', r.stdout + r.stderr)
-pkglib = run(['pg_config', '--pkglibdir']).stdout.strip()
-ok(os.path.exists(os.path.join(pkglib, 'vdsql_pg.so')), f'vdsql_pg.so is in {pkglib}')
-
-work = tempfile.mkdtemp(prefix='vdsql-pgtest.', dir='/tmp')
-os.chmod(work, 0o755)
-data = os.path.join(work, 'ds')
-gen = run([sys.executable, 'tests/gen/mkvds.py', 'tests', data], cwd=top)
-gen2 = run([sys.executable, 'tests/gen/mklindi.py', 'tests', os.path.join(data, 'lindi')], cwd=top)
-if gen.returncode or gen2.returncode:
-    bail('generating the test datasets failed: ' + gen.stderr[-300:] + gen2.stderr[-300:])
-for root, dirs, files in os.walk(work):
-    for d in dirs:
-        os.chmod(os.path.join(root, d), 0o755)
-    for f in files:
-        os.chmod(os.path.join(root, f), 0o644)
-
-state = os.path.join(work, 'pg')
-r = run([os.path.join(top, 'scripts/pg-test-server'), 'start', state])
-if r.returncode:
-    bail('the temporary PostgreSQL cluster did not start: ' + r.stderr[-500:])
-env = dict(os.environ)
-for line in r.stdout.splitlines():
-    k, _, v = line.partition('=')
-    env[k] = v
-
-
-def psql(sql):
-    return run(['psql', '-X', '-q', '-A', '-t', '-F', '|', '-v', 'ON_ERROR_STOP=1', '-c', sql], env=env)
-
-
-def sqlite(sql):
-    return run(['sqlite3', '-bail', '-cmd', '.load ' + os.path.join(top, 'vdsql'), ':memory:', sql])
-
-
-NUM = re.compile(r'^-?\d+(\.\d+)?([eE][-+]?\d+)?$')
-
-
-def norm(text):
-    rows = []
-    for line in text.strip().splitlines():
-        cells = []
-        for c in line.split('|'):
-            cells.append(repr(float(c)) if NUM.match(c) else c)
-        rows.append('|'.join(cells))
-    return rows
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top  # noqa: E402
 
 try:
     r = psql('CREATE EXTENSION vdsql')
@@ -171,8 +89,5 @@ try:
     r2 = psql("SELECT 1")
     ok(r2.returncode == 0, 'the backend still answers after an error', r2.stderr)
 finally:
-    run([os.path.join(top, 'scripts/pg-test-server'), 'stop', state])
-    shutil.rmtree(work, ignore_errors=True)
-
-print(f'1..{n}')
-sys.exit(1 if failed else 0)
+    stop()
+done()

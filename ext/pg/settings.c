@@ -1,0 +1,102 @@
+/* Every vdsql_config setting is also a GUC vdsql.<key>, defined from the core's one
+ * settings table (vd_config_setting): SET vdsql.max_parallel = 4, ALTER SYSTEM,
+ * postgresql.conf, and parallel workers get the leader's values. A value is checked by
+ * the core when it is set (the same words as vdsql_config's); an empty value means the
+ * core's default. Secrets are superuser-only, left out of SHOW ALL and pg_settings,
+ * and shown as '(set)' even to a superuser. */
+#include "pg_glue.h"
+
+#include "utils/guc.h"
+
+#define MAX_SETTINGS 48
+
+static char *values[MAX_SETTINGS];   /* the GUCs' strings, owned by guc.c */
+static char *applied[MAX_SETTINGS];  /* what the backend's context holds (malloc'd), NULL: default */
+static int nsettings;
+static vd_ctx *scratch;              /* checks values without touching the backend's context */
+
+static const char *key_of(int i) {
+  const char *key, *doc;
+  int action;
+  return vd_config_setting(i, &key, &doc, &action) ? key : NULL;
+}
+
+static bool check_at(int i, char **newval) {
+  if (!*newval || !**newval) return true;
+  if (!scratch && !(scratch = vd_ctx_new())) {
+    GUC_check_errmsg("vdsql: out of memory");
+    return false;
+  }
+  vd_err err;
+  vd_err_clear(&err);
+  if (vd_config_apply(scratch, key_of(i), *newval, NULL, &err)) {
+    GUC_check_errmsg("%s", err.msg);
+    return false;
+  }
+  return true;
+}
+
+/* Brings setting i of ctx to its GUC's value: the value, or the default for empty. */
+static void sync_one(vd_ctx *ctx, int i) {
+  const char *want = values[i] && *values[i] ? values[i] : NULL;
+  if ((!want && !applied[i]) || (want && applied[i] && strcmp(want, applied[i]) == 0)) return;
+  vd_err err;
+  vd_err_clear(&err);
+  char *def = NULL;
+  if (!want) { /* the core's default: what a new context holds */
+    vd_ctx *fresh = vd_ctx_new();
+    if (fresh) vd_config_apply(fresh, key_of(i), NULL, &def, &err);
+    vd_ctx_free(fresh);
+  }
+  if (want || (def && !vd_config_secret(i)))
+    vd_config_apply(ctx, key_of(i), want ? want : def, NULL, &err);
+  else if (!want && vd_config_secret(i))
+    vd_config_apply(ctx, key_of(i), "", NULL, &err); /* a secret's default is empty */
+  free(def);
+  free(applied[i]);
+  applied[i] = want ? strdup(want) : NULL;
+}
+
+void vdsql_pg_sync_settings(vd_ctx *ctx) {
+  for (int i = 0; i < nsettings; i++) sync_one(ctx, i);
+}
+
+static const char *show_secret_at(int i) { return values[i] && *values[i] ? "(set)" : ""; }
+
+/* guc.c's hooks carry no argument, so one small hook per position in the table */
+#define AT(i)                                                                                 \
+  static bool check_##i(char **v, void **extra, GucSource source) { return check_at(i, v); } \
+  static const char *show_##i(void) { return show_secret_at(i); }
+AT(0) AT(1) AT(2) AT(3) AT(4) AT(5) AT(6) AT(7) AT(8) AT(9) AT(10) AT(11) AT(12) AT(13) AT(14) AT(15)
+AT(16) AT(17) AT(18) AT(19) AT(20) AT(21) AT(22) AT(23) AT(24) AT(25) AT(26) AT(27) AT(28) AT(29) AT(30)
+AT(31) AT(32) AT(33) AT(34) AT(35) AT(36) AT(37) AT(38) AT(39) AT(40) AT(41) AT(42) AT(43) AT(44) AT(45)
+AT(46) AT(47)
+#define H(i) check_##i
+#define S(i) show_##i
+static GucStringCheckHook checks[MAX_SETTINGS] = {
+    H(0),  H(1),  H(2),  H(3),  H(4),  H(5),  H(6),  H(7),  H(8),  H(9),  H(10), H(11), H(12), H(13), H(14), H(15),
+    H(16), H(17), H(18), H(19), H(20), H(21), H(22), H(23), H(24), H(25), H(26), H(27), H(28), H(29), H(30), H(31),
+    H(32), H(33), H(34), H(35), H(36), H(37), H(38), H(39), H(40), H(41), H(42), H(43), H(44), H(45), H(46), H(47)};
+static GucShowHook shows[MAX_SETTINGS] = {
+    S(0),  S(1),  S(2),  S(3),  S(4),  S(5),  S(6),  S(7),  S(8),  S(9),  S(10), S(11), S(12), S(13), S(14), S(15),
+    S(16), S(17), S(18), S(19), S(20), S(21), S(22), S(23), S(24), S(25), S(26), S(27), S(28), S(29), S(30), S(31),
+    S(32), S(33), S(34), S(35), S(36), S(37), S(38), S(39), S(40), S(41), S(42), S(43), S(44), S(45), S(46), S(47)};
+
+PGDLLEXPORT void _PG_init(void);
+void _PG_init(void) {
+  const char *key, *doc;
+  int action;
+  for (int i = 0; vd_config_setting(i, &key, &doc, &action); i++) {
+    if (i >= MAX_SETTINGS)
+      ereport(ERROR, (errmsg("vdsql: more settings than ext/pg/settings.c has hooks for (%d)", MAX_SETTINGS)));
+    nsettings = i + 1;
+    if (action) continue; /* 'stats' 'reset' and the like are not values */
+    char name[128];
+    snprintf(name, sizeof name, "vdsql.%s", key);
+    int secret = vd_config_secret(i);
+    DefineCustomStringVariable(strdup(name), doc, NULL, &values[i], "", secret ? PGC_SUSET : PGC_USERSET,
+                               secret ? GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL : 0, checks[i], NULL,
+                               secret ? shows[i] : NULL);
+  }
+  MarkGUCPrefixReserved("vdsql");
+}
