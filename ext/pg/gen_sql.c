@@ -56,6 +56,11 @@ int main(int argc, char **argv) {
                                                     : "SAFE";
       printf(") RETURNS %s AS 'MODULE_PATHNAME', 'vdsql_function' LANGUAGE C VOLATILE PARALLEL %s;\n",
              pg_type(f->result), par);
+      if (f->flags & VD_FN_IO) { /* reads files or the network: granted, never PUBLIC's */
+        printf("REVOKE EXECUTE ON FUNCTION %s(", f->name);
+        for (int a = 0; a < n; a++) printf("%s%s", a ? ", " : "", pg_type(f->arg_types[a]));
+        printf(") FROM PUBLIC;\n");
+      }
     }
   }
   return 0;

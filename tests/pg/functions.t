@@ -86,6 +86,19 @@ try:
        'a missing dataset: SQLSTATE 58P01 (undefined_file), the message naming the path', r.stderr)
     r = psql("SELECT count(*) FROM vds_layers(NULL)")
     ok(r.returncode == 0 and r.stdout.strip() == '0', 'a NULL url gives no rows, as in SQLite', r.stdout + r.stderr)
+    # what reads files or the network is not PUBLIC's: a role without a grant is refused
+    psql("CREATE ROLE vdsql_nobody LOGIN")
+    refused = []
+    for q in (f"SELECT * FROM vds_layers('{data}/survey')", f"SELECT lindi_read('{data}/lindi/small.lindi.tar', 'x')",
+              f"SELECT length(vds_chunk_data('{data}/survey', 'Dimensions_012LOD0', 0))",
+              f"SELECT * FROM store_objects('{data}')"):
+        r = run(['psql', '-X', '-q', '-U', 'vdsql_nobody', '-c', q], env=env)
+        if r.returncode == 0 or 'permission denied for function' not in r.stderr:
+            refused.append(q + ': ' + (r.stderr or r.stdout)[:200])
+    r = run(['psql', '-X', '-q', '-A', '-t', '-U', 'vdsql_nobody', '-c', 'SELECT vdsql_version()'], env=env)
+    ok(not refused and r.returncode == 0,
+       'a role without grants is refused every relation and function that reads files or the network '
+       '(vds_layers, lindi_read, vds_chunk_data, store_objects), not vdsql_version()', '\n'.join(refused) + r.stderr)
     r2 = psql("SELECT 1")
     ok(r2.returncode == 0, 'the backend still answers after an error', r2.stderr)
 finally:
