@@ -64,9 +64,17 @@ typedef struct vd_ctx {
   vd_cache *cache;
   vd_http *http; /* created on first use */
   void *lindi_writers; /* open archive writers, shared by the tables of one archive */
+  /* The front end's cancel check (NULL: never): the core asks it between turns of its
+   * transfers (at least every 100 ms while one is set), in its waits and long loops, and
+   * then stops, releases what it holds and returns VD_INTERRUPTED. It is never called
+   * from inside a curl or HDF5 callback, and must not jump. */
+  int (*interrupted)(void *arg);
+  void *interrupted_arg;
 } vd_ctx;
 
 vd_ctx *vd_ctx_new(void);
+/* VD_INTERRUPTED ("interrupted") when the front end's check says so, else VD_OK. */
+vd_code vd_ctx_check_interrupt(vd_ctx *ctx, vd_err *err);
 void vd_ctx_free(vd_ctx *ctx);
 
 const char *vd_backend_name(vd_backend_id id);

@@ -17,8 +17,10 @@ typedef enum vd_code {
   VD_BUSY,
   VD_READONLY,
   VD_UNSUPPORTED,
-  VD_PRECONDITION  /* a conditional write lost: the object changed (If-Match) or exists
+  VD_PRECONDITION, /* a conditional write lost: the object changed (If-Match) or exists
                       (If-None-Match); nothing was written */
+  VD_INTERRUPTED   /* the front end asked to stop (vd_ctx.interrupted): transfers aborted,
+                      what was taken released */
 } vd_code;
 
 typedef struct vd_err {

@@ -7,11 +7,19 @@
 
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 PG_MODULE_MAGIC;
 
 static vd_ctx *backend_ctx;
+
+/* The core's cancel check: a cancel, a statement_timeout or a terminate is pending and
+ * may be served now (not while a rollback holds interrupts). It only reads flags: the
+ * error is raised by CHECK_FOR_INTERRUPTS once the core has returned. */
+static int pg_interrupted(void *arg) {
+  return (QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED();
+}
 
 vd_ctx *vdsql_pg_ctx(void) {
   if (!backend_ctx) {
@@ -20,6 +28,7 @@ vd_ctx *vdsql_pg_ctx(void) {
     H5dont_atexit();
     backend_ctx = vd_ctx_new();
     if (!backend_ctx) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("vdsql: out of memory")));
+    backend_ctx->interrupted = pg_interrupted;
   }
   vdsql_pg_sync_settings(backend_ctx);
   return backend_ctx;
@@ -100,10 +109,14 @@ static int sqlstate(vd_code rc) {
     case VD_READONLY: return ERRCODE_WRONG_OBJECT_TYPE;
     case VD_UNSUPPORTED: return ERRCODE_FEATURE_NOT_SUPPORTED;
     case VD_PRECONDITION: return ERRCODE_T_R_SERIALIZATION_FAILURE;
+    case VD_INTERRUPTED: return ERRCODE_QUERY_CANCELED;
     default: return ERRCODE_INTERNAL_ERROR;
   }
 }
 
 void vdsql_pg_raise(vd_code rc, const vd_err *err) {
+  /* PostgreSQL's own error for what stopped the core: "canceling statement due to
+   * statement timeout" or "... user request" (57014), or FATAL for a terminate */
+  if (rc == VD_INTERRUPTED) CHECK_FOR_INTERRUPTS();
   ereport(ERROR, (errcode(sqlstate(rc)), errmsg("%s", err->msg[0] ? err->msg : "vdsql: unknown error")));
 }

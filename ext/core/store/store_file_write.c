@@ -67,6 +67,7 @@ vd_code vd_file_lock_dir(vd_ctx *ctx, const char *dir, int *dfd, vd_err *err) {
   while (flock(*dfd, LOCK_EX | LOCK_NB) != 0) {
     vd_code rc = VD_OK;
     if (errno != EWOULDBLOCK && errno != EINTR) rc = dir_error(err, dir, errno, "cannot lock");
+    if (!rc) rc = vd_ctx_check_interrupt(ctx, err);
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (!rc && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= ctx->cfg.lock_timeout)
       rc = vd_fail(err, VD_BUSY, "%s: another writer holds the directory's lock (waited %g s; see "

@@ -883,6 +883,7 @@ static int drv_turn(driver *d, int block) {
   if (!d->active) {
     if (d->nwait && block) { /* everyone is backing off */
       double s = wait_until - now();
+      if (ctx->interrupted && s > 0.1) s = 0.1; /* the cancel check runs between turns */
       if (s > 0) {
         struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
         nanosleep(&ts, NULL);
@@ -913,7 +914,7 @@ static int drv_turn(driver *d, int block) {
     }
   }
   if (d->active && block && !settled) {
-    int ms = 1000;
+    int ms = ctx->interrupted ? 100 : 1000; /* a cancel is seen within 0.1 s */
     if (d->nwait && wait_until) {
       double w = (wait_until - now()) * 1000;
       ms = w < 0 ? 0 : w < ms ? (int)w : ms;
@@ -962,7 +963,19 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
       return;
     }
   int done = 0;
-  while (done < n && (d.active || d.nwait)) done += drv_turn(&d, 1);
+  while (done < n && (d.active || d.nwait)) {
+    if (vd_ctx_check_interrupt(ctx, &err)) { /* abort what is under way, each with the same error */
+      for (int i = 0; i < n; i++)
+        if (!xs[i].finished) {
+          drv_drop(&d, &xs[i]);
+          xs[i].req->rc = err.code;
+          xs[i].req->err = err;
+          xs[i].finished = 1;
+        }
+      break;
+    }
+    done += drv_turn(&d, 1);
+  }
   free(d.wait);
 }
 
@@ -1198,7 +1211,15 @@ void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
   while (i < a->n && a->xs[i]->req != r) i++;
   if (i == a->n) return; /* not started here: nothing to wait for */
   xfer *x = a->xs[i];
-  while (!x->finished && (a->d.active || a->d.nwait)) drv_turn(&a->d, 1);
+  while (!x->finished && (a->d.active || a->d.nwait)) {
+    if (vd_ctx_check_interrupt(a->d.ctx, &r->err)) {
+      drv_drop(&a->d, x);
+      r->rc = VD_INTERRUPTED;
+      x->finished = 1;
+      break;
+    }
+    drv_turn(&a->d, 1);
+  }
   if (!x->finished) r->rc = vd_fail(&r->err, VD_IO, "internal error: a request was lost"); /* cannot happen */
   xfer_free(x);
   free(x);

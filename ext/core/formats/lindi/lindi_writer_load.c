@@ -264,6 +264,7 @@ vd_code lw_lock(lindi_writer *w, vd_err *err) {
       return VD_OK;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) return lw_sys_fail(err, w->path, "cannot lock");
+    if (vd_ctx_check_interrupt(w->ctx, err)) return err->code;
     clock_gettime(CLOCK_MONOTONIC, &t);
     if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= w->ctx->cfg.lock_timeout)
       return vd_fail(err, VD_BUSY, "%s: another writer holds the archive (waited %g s; see vdsql_config('lock_timeout'))",
