@@ -12,6 +12,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "pg_glue.h"
@@ -44,14 +45,21 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
   int nargs = 0, nout = 0;
   vd_value args[VDSQL_PG_MAX_COLS];
   int outcol[VDSQL_PG_MAX_COLS];
-  for (int c = 0; c < r->ncols && c < VDSQL_PG_MAX_COLS; c++) {
+  if (r->ncols > VDSQL_PG_MAX_COLS)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("vdsql: %s has %d columns, more than the %d ext/pg/functions.c takes", r->name, r->ncols,
+                           VDSQL_PG_MAX_COLS)));
+  for (int c = 0; c < r->ncols; c++) {
     if (r->cols[c].flags & VD_COL_ARG) {
       args[nargs] = PG_ARGISNULL(nargs) ? vd_null() : vdsql_pg_arg(PG_GETARG_DATUM(nargs), r->cols[c].type);
       nargs++;
-    } else {
+    } else if (!(r->cols[c].flags & VD_COL_HIDDEN)) { /* as gen_sql declares the result */
       outcol[nout++] = c;
     }
   }
+  /* a row's Datums live in a context reset after the tuplestore has copied them: memory
+   * stays flat over millions of rows */
+  MemoryContext rowcx = AllocSetContextCreate(CurrentMemoryContext, "vdsql row", ALLOCSET_DEFAULT_SIZES);
   Datum *values = palloc(sizeof(Datum) * (nout ? nout : 1));
   bool *nulls = palloc(sizeof(bool) * (nout ? nout : 1));
   void *volatile cur = NULL;
@@ -65,6 +73,7 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
     cur = c0;
     while (rc == VD_OK && !r->eof(cur)) {
       CHECK_FOR_INTERRUPTS();
+      MemoryContext outer = MemoryContextSwitchTo(rowcx);
       const int64_t *iv = r->ints ? r->ints(cur) : NULL;
       for (int j = 0; j < nout && rc == VD_OK; j++) {
         int c = outcol[j], k = iv && r->int_col ? r->int_col[c] : -1;
@@ -76,8 +85,10 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
         if (rc == VD_OK) rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &values[j], &nulls[j], &err);
         if (v.dtor) v.dtor((void *)v.p);
       }
+      MemoryContextSwitchTo(outer);
       if (rc == VD_OK) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        MemoryContextReset(rowcx);
         rc = r->next(cur, &err);
       }
     }

@@ -34,8 +34,9 @@ int main(int argc, char **argv) {
       }
     printf(")\n  RETURNS TABLE(");
     first = 1;
-    for (int c = 0; c < r->ncols; c++)
-      if (!(r->cols[c].flags & VD_COL_ARG)) {
+    for (int c = 0; c < r->ncols; c++) /* a hidden column (vds_chunks.data: every chunk object read) is
+                                           left out: a function computes all it returns */
+      if (!(r->cols[c].flags & (VD_COL_ARG | VD_COL_HIDDEN))) {
         printf("%s\"%s\" %s", first ? "" : ", ", r->cols[c].name, pg_type(r->cols[c].type)); /* quoted: exists, index... */
         first = 0;
       }
