@@ -18,12 +18,6 @@ const char *vd_backend_name(vd_backend_id id) {
   return id < VD_BE_COUNT ? backend_names[id] : "?";
 }
 
-vd_code vd_ctx_check_interrupt(vd_ctx *ctx, vd_err *err) {
-  if (ctx && ctx->interrupted && ctx->interrupted(ctx->interrupted_arg))
-    return vd_fail(err, VD_INTERRUPTED, "interrupted");
-  return VD_OK;
-}
-
 vd_ctx *vd_ctx_new(void) {
   vd_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return NULL;

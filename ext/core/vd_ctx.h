@@ -73,8 +73,13 @@ typedef struct vd_ctx {
 } vd_ctx;
 
 vd_ctx *vd_ctx_new(void);
-/* VD_INTERRUPTED ("interrupted") when the front end's check says so, else VD_OK. */
-vd_code vd_ctx_check_interrupt(vd_ctx *ctx, vd_err *err);
+/* VD_INTERRUPTED ("interrupted") when the front end's check says so, else VD_OK. Inline:
+ * every layer calls it, and it calls nothing above vd_err. */
+static inline vd_code vd_ctx_check_interrupt(vd_ctx *ctx, vd_err *err) {
+  if (ctx && ctx->interrupted && ctx->interrupted(ctx->interrupted_arg))
+    return vd_fail(err, VD_INTERRUPTED, "interrupted");
+  return VD_OK;
+}
 void vd_ctx_free(vd_ctx *ctx);
 
 const char *vd_backend_name(vd_backend_id id);
