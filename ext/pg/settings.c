@@ -14,6 +14,7 @@ static char *values[MAX_SETTINGS];   /* the GUCs' strings, owned by guc.c */
 static char *applied[MAX_SETTINGS];  /* what the backend's context holds (malloc'd), NULL: default */
 static int nsettings;
 static vd_ctx *scratch;              /* checks values without touching the backend's context */
+static vd_ctx *defaults;             /* never set: the core's defaults, read back by RESET */
 
 static const char *key_of(int i) {
   const char *key, *doc;
@@ -36,22 +37,17 @@ static bool check_at(int i, char **newval) {
   return true;
 }
 
-/* Brings setting i of ctx to its GUC's value: the value, or the default for empty. */
+/* Brings setting i of ctx to its GUC's value: the value, or for empty the core's default,
+ * as a context that was never set shows it (a secret's is empty; the environment is read
+ * only at request time). */
 static void sync_one(vd_ctx *ctx, int i) {
   const char *want = values[i] && *values[i] ? values[i] : NULL;
   if ((!want && !applied[i]) || (want && applied[i] && strcmp(want, applied[i]) == 0)) return;
   vd_err err;
   vd_err_clear(&err);
   char *def = NULL;
-  if (!want) { /* the core's default: what a new context holds */
-    vd_ctx *fresh = vd_ctx_new();
-    if (fresh) vd_config_apply(fresh, key_of(i), NULL, &def, &err);
-    vd_ctx_free(fresh);
-  }
-  if (want || (def && !vd_config_secret(i)))
-    vd_config_apply(ctx, key_of(i), want ? want : def, NULL, &err);
-  else if (!want && vd_config_secret(i))
-    vd_config_apply(ctx, key_of(i), "", NULL, &err); /* a secret's default is empty */
+  if (!want && (defaults || (defaults = vd_ctx_new()))) vd_config_apply(defaults, key_of(i), NULL, &def, &err);
+  if (want || def) vd_config_apply(ctx, key_of(i), want ? want : def, NULL, &err);
   free(def);
   free(applied[i]);
   applied[i] = want ? strdup(want) : NULL;

@@ -39,6 +39,10 @@ try:
     r = psql("LOAD 'vdsql_pg'; SET vdsql.azure_key = 'c2VjcmV0'; SHOW vdsql.azure_key; SELECT vdsql_config('azure_key')")
     ok(r.returncode == 0 and r.stdout.split() == ['(set)', '(set)'] and 'c2VjcmV0' not in r.stdout,
        'a secret set by a superuser is used and shown as (set) by SHOW and vdsql_config', r.stdout + r.stderr)
+    r = psql("LOAD 'vdsql_pg'; SET vdsql.azure_key = 'c2VjcmV0'; SELECT vdsql_config('azure_key'); "
+             "RESET vdsql.azure_key; SELECT 'after:' || vdsql_config('azure_key')")
+    ok(r.returncode == 0 and r.stdout.split() == ['(set)', 'after:'], 'RESET of a secret clears it in the core',
+       r.stdout + r.stderr)
     r = psql("LOAD 'vdsql_pg'; SET vdsql.azure_key = 'c2VjcmV0'; SHOW ALL")
     ok(r.returncode == 0 and not any(f'vdsql.{k}' in r.stdout for k in secrets) and 'vdsql.max_parallel' in r.stdout
        and 'c2VjcmV0' not in r.stdout, 'SHOW ALL lists vdsql settings but no secret', r.stderr)
