@@ -35,15 +35,21 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-for tool in ('pg_config', 'psql', 'sqlite3'):
+# PG_CONFIG may name the pg_config of a private copy of the PostgreSQL tree (see
+# docs/postgresql.md, "Testing"): the module is then installed there and the clusters run from there,
+# so that two checkouts can test their own builds side by side.
+pg_config = os.environ.get('PG_CONFIG', 'pg_config')
+for tool in (pg_config, 'psql', 'sqlite3'):
     if not shutil.which(tool):
         bail(f'{tool} not found (scripts/install-deps installs postgresql-15 postgresql-server-dev-15 sqlite3)')
-if not os.path.exists('/usr/lib/postgresql/15/bin/initdb'):
-    bail('/usr/lib/postgresql/15/bin/initdb not found (Debian package postgresql-15: scripts/install-deps)')
+pgbin = run([pg_config, '--bindir']).stdout.strip()
+if not os.path.exists(os.path.join(pgbin, 'initdb')):
+    bail(f'{pgbin}/initdb not found (Debian package postgresql-15: scripts/install-deps)')
+os.environ['PG_BINDIR'] = pgbin
 
 r = run(['make', '-s', 'vdsql.so', 'pg-install'], cwd=top)
 ok(r.returncode == 0, 'make pg-install builds and installs the module (and make the SQLite one, the reference)', r.stdout + r.stderr)
-pkglib = run(['pg_config', '--pkglibdir']).stdout.strip()
+pkglib = run([pg_config, '--pkglibdir']).stdout.strip()
 ok(os.path.exists(os.path.join(pkglib, 'vdsql_pg.so')), f'vdsql_pg.so is in {pkglib}')
 
 work = tempfile.mkdtemp(prefix='vdsql-pgtest.', dir='/tmp')
