@@ -64,5 +64,10 @@ int main(int argc, char **argv) {
       }
     }
   }
+  /* the foreign-data wrapper (ext/pg/fdw*.c): every relation as a foreign table, with
+   * WHERE and joins pushed down, and the named tables writable */
+  printf("\nCREATE FUNCTION vdsql_fdw_handler() RETURNS fdw_handler AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n");
+  printf("CREATE FUNCTION vdsql_fdw_validator(text[], oid) RETURNS void AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n");
+  printf("CREATE FOREIGN DATA WRAPPER vdsql HANDLER vdsql_fdw_handler VALIDATOR vdsql_fdw_validator;\n");
   return 0;
 }

@@ -1,0 +1,63 @@
+/* What the foreign-data wrapper's files (fdw*.c) share: a foreign table's description,
+ * read from its options and columns, and the per-backend writers that follow the
+ * PostgreSQL transaction. */
+#ifndef VDSQL_PG_FDW_H
+#define VDSQL_PG_FDW_H
+
+#include "pg_glue.h"
+
+#include "nodes/pg_list.h"
+#include "storage/itemptr.h"
+
+#define VDPG_MAX_CONN 8 /* a named table's connect arguments (url, layer, layout...) */
+
+/* A foreign table of the wrapper `vdsql`, over one relation of the catalogue, in one of
+ * two modes:
+ * - a relation table (IMPORT FOREIGN SCHEMA makes these): argument columns are ordinary
+ *   columns bound by WHERE or a join; an option named as an argument fixes it;
+ * - a named table (OPTIONS (relation 'lindi_tar', url '...')): every connect argument of
+ *   the relation's table is an option; scans see the transaction's own writes, and the
+ *   table takes INSERT and, where the relation allows it, DELETE. */
+typedef struct vdpg_ftable {
+  Oid relid;
+  const vd_relation *rel;
+  bool named;
+  int nconn;
+  char *conn[VDPG_MAX_CONN];     /* connect arguments, in the order of rel->table->args */
+  char *fixed[VDSQL_PG_MAX_COLS]; /* per argument k: the option that fixes it, or NULL */
+  int conflict;                   /* VD_CONFLICT_*, from the option on_conflict */
+  int natts;
+  int attcol[VDSQL_PG_MAX_COLS]; /* attribute i (0-based) -> relation column, -1 when dropped */
+} vdpg_ftable;
+
+/* Reads a foreign table's description (palloc'd in the current context); every fault
+ * (no relation option, a column the relation does not have or of another type) is an
+ * error naming the table. */
+vdpg_ftable *vdpg_ftable_get(Oid relid);
+/* The declared PostgreSQL type of a core column type (gen_sql's mapping). */
+Oid vdpg_type_oid(vd_type t);
+/* A Datum of any type as a core value for a filter or an inserted row; text and bytes
+ * are borrowed from a detoasted copy in the current context. */
+vd_value vdpg_value_of(Datum d, Oid type);
+
+/* The backend's core table of a named foreign table, connected on first use in a
+ * transaction and let go at its end. write: the transaction writes it (begin once, and
+ * the savepoints of the subtransactions open now). */
+void *vdpg_writer(const vdpg_ftable *ft, bool write);
+
+/* A core rowid in a tuple identifier and back (DELETE's row identity). */
+void vdpg_rowid_to_tid(int64_t rowid, ItemPointer tid);
+int64_t vdpg_tid_to_rowid(ItemPointer tid);
+
+/* The FdwRoutine's parts (fdw_plan.c, fdw_scan.c, fdw_modify.c). */
+struct FdwRoutine;
+void vdpg_fdw_plan_routine(struct FdwRoutine *r);
+void vdpg_fdw_scan_routine(struct FdwRoutine *r);
+void vdpg_fdw_modify_routine(struct FdwRoutine *r);
+
+/* fdw_private of a scan plan, a List: [0] String: the columns read, hex bit mask;
+ * [1] String: the LIMIT hint, or ""; [2] List of Integer: per fdw_exprs entry,
+ * col * 16 + op (op 0: argument of column col, else a vd_op filter). */
+enum { VDPG_PRIV_COLS, VDPG_PRIV_LIMIT, VDPG_PRIV_BINDS };
+
+#endif

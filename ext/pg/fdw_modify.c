@@ -1,0 +1,152 @@
+/* Writing a named vdsql foreign table (OPTIONS (relation 'lindi_tar', url '...')):
+ * INSERT (also COPY and partition routing, batched for INSERT ... SELECT) and, where the
+ * relation removes rows, DELETE through the row identity the scan puts in ctid. UPDATE
+ * is refused by PostgreSQL itself, since the table does not offer it. The writes join
+ * the transaction's core writer (fdw_xact.c): nothing is visible to other readers before
+ * COMMIT, and a ROLLBACK leaves the dataset as it was. */
+#include "fdw.h"
+
+#include "access/sysattr.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "foreign/fdwapi.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/appendinfo.h"
+#include "utils/rel.h"
+
+typedef struct modify_state {
+  vdpg_ftable *ft;
+  int conflict;
+  AttrNumber ctid; /* DELETE: the junk column holding the row identity */
+  MemoryContext rowcx;
+} modify_state;
+
+static void add_targets(PlannerInfo *root, Index rtindex, RangeTblEntry *rte, Relation rel) {
+  Var *v = makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0);
+  add_row_identity_var(root, v, rtindex, "ctid");
+}
+
+/* ON CONFLICT DO NOTHING keeps what is there, as OR IGNORE does in SQLite; the table
+ * option on_conflict gives the default ('error', 'replace', 'ignore'). */
+static List *plan_modify(PlannerInfo *root, ModifyTable *plan, Index rel, int subplan) {
+  return list_make1(makeInteger(plan->onConflictAction == ONCONFLICT_NOTHING ? 1 : 0));
+}
+
+static modify_state *start(ResultRelInfo *rinfo, int do_nothing) {
+  modify_state *m = palloc0(sizeof *m);
+  m->ft = vdpg_ftable_get(RelationGetRelid(rinfo->ri_RelationDesc));
+  if (!m->ft->named) /* IsForeignRelUpdatable says so first; kept for a table changed since planning */
+    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                    errmsg("vdsql: %s is read-only: writes go to a named table, OPTIONS (relation '%s', %s)",
+                           RelationGetRelationName(rinfo->ri_RelationDesc), m->ft->rel->name,
+                           m->ft->rel->table ? m->ft->rel->table->args : "...")));
+  m->conflict = do_nothing ? VD_CONFLICT_IGNORE : m->ft->conflict;
+  m->rowcx = AllocSetContextCreate(CurrentMemoryContext, "vdsql insert", ALLOCSET_SMALL_SIZES);
+  vdpg_writer(m->ft, true); /* connects and begins now: a bad url fails before any row */
+  return m;
+}
+
+static void begin_modify(ModifyTableState *mt, ResultRelInfo *rinfo, List *priv, int subplan, int eflags) {
+  if (eflags & EXEC_FLAG_EXPLAIN_ONLY) return;
+  modify_state *m = start(rinfo, intVal(linitial(priv)));
+  if (mt->operation == CMD_DELETE) {
+    Plan *sub = outerPlanState(mt)->plan;
+    m->ctid = ExecFindJunkAttributeInTlist(sub->targetlist, "ctid");
+    if (!AttributeNumberIsValid(m->ctid)) elog(ERROR, "vdsql: the row identity (ctid) is missing from the plan");
+  }
+  rinfo->ri_FdwState = m;
+}
+
+static void begin_insert(ModifyTableState *mt, ResultRelInfo *rinfo) { rinfo->ri_FdwState = start(rinfo, 0); }
+
+static TupleTableSlot *insert_one(ResultRelInfo *rinfo, TupleTableSlot *slot) {
+  modify_state *m = rinfo->ri_FdwState;
+  const vd_relation *r = m->ft->rel;
+  vd_value row[VDSQL_PG_MAX_COLS];
+  int n = 0, pos[VDSQL_PG_MAX_COLS];
+  for (int c = 0; c < r->ncols; c++) /* every non-argument column, in order; those without an attribute are NULL */
+    if (!(r->cols[c].flags & VD_COL_ARG)) pos[c] = n, row[n++] = vd_null();
+  slot_getallattrs(slot);
+  TupleDesc d = slot->tts_tupleDescriptor;
+  MemoryContext old = MemoryContextSwitchTo(m->rowcx);
+  for (int i = 0; i < m->ft->natts; i++) {
+    int c = m->ft->attcol[i];
+    if (c < 0 || (r->cols[c].flags & VD_COL_ARG) || slot->tts_isnull[i]) continue;
+    row[pos[c]] = vdpg_value_of(slot->tts_values[i], TupleDescAttr(d, i)->atttypid);
+  }
+  MemoryContextSwitchTo(old);
+  void *tab = vdpg_writer(m->ft, true);
+  vd_err err;
+  vd_err_clear(&err);
+  int64_t rowid = 0;
+  vd_code rc = r->table->insert(tab, row, m->conflict, &rowid, &err);
+  MemoryContextReset(m->rowcx);
+  if (rc == VD_CONSTRAINT && m->conflict == VD_CONFLICT_IGNORE) return NULL; /* kept what was there */
+  if (rc == VD_CONSTRAINT) /* the core's words name SQLite's INSERT OR REPLACE; here it is an option */
+    ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION), errmsg("%s", err.msg),
+                    errhint("In PostgreSQL: ALTER FOREIGN TABLE %s OPTIONS (ADD on_conflict 'replace'), or INSERT ... "
+                            "ON CONFLICT DO NOTHING to keep what is there.",
+                            RelationGetRelationName(rinfo->ri_RelationDesc))));
+  if (rc) vdsql_pg_raise(rc, &err);
+  vdpg_rowid_to_tid(rowid, &slot->tts_tid);
+  return slot;
+}
+
+static TupleTableSlot *exec_insert(EState *es, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *plan) {
+  return insert_one(rinfo, slot);
+}
+
+/* The core appends each row at once and commits at the end, so a batch is a loop; what
+ * batching saves is PostgreSQL's per-row calls. Rows skipped by ON CONFLICT DO NOTHING
+ * are taken out of the batch. */
+static TupleTableSlot **exec_batch(EState *es, ResultRelInfo *rinfo, TupleTableSlot **slots, TupleTableSlot **plan,
+                                   int *n) {
+  int kept = 0;
+  for (int i = 0; i < *n; i++)
+    if (insert_one(rinfo, slots[i])) slots[kept++] = slots[i];
+  *n = kept;
+  return slots;
+}
+
+/* RETURNING, WITH CHECK OPTION and row triggers need each row back at once. */
+static int batch_size(ResultRelInfo *rinfo) {
+  TriggerDesc *t = rinfo->ri_TrigDesc;
+  if (rinfo->ri_projectReturning || rinfo->ri_WithCheckOptions ||
+      (t && (t->trig_insert_after_row || t->trig_insert_before_row)))
+    return 1;
+  return 1000;
+}
+
+static TupleTableSlot *exec_delete(EState *es, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *plan) {
+  modify_state *m = rinfo->ri_FdwState;
+  bool isnull;
+  Datum d = ExecGetJunkAttribute(plan, m->ctid, &isnull);
+  if (isnull) elog(ERROR, "vdsql: a row to delete came without its identity");
+  vd_err err;
+  vd_err_clear(&err);
+  vd_code rc = m->ft->rel->table->remove(vdpg_writer(m->ft, true), vdpg_tid_to_rowid((ItemPointer)DatumGetPointer(d)), &err);
+  if (rc) vdsql_pg_raise(rc, &err);
+  return slot;
+}
+
+static void end_modify(EState *es, ResultRelInfo *rinfo) {} /* the writer lives until the transaction ends */
+
+static int updatable(Relation rel) {
+  vdpg_ftable *ft = vdpg_ftable_get(RelationGetRelid(rel));
+  if (!ft->named) return 0;
+  return (ft->rel->table->insert ? 1 << CMD_INSERT : 0) | (ft->rel->table->remove ? 1 << CMD_DELETE : 0);
+}
+
+void vdpg_fdw_modify_routine(FdwRoutine *r) {
+  r->AddForeignUpdateTargets = add_targets;
+  r->PlanForeignModify = plan_modify;
+  r->BeginForeignModify = begin_modify;
+  r->ExecForeignInsert = exec_insert;
+  r->ExecForeignBatchInsert = exec_batch;
+  r->GetForeignModifyBatchSize = batch_size;
+  r->ExecForeignDelete = exec_delete;
+  r->EndForeignModify = end_modify;
+  r->BeginForeignInsert = begin_insert;
+  r->EndForeignInsert = end_modify;
+  r->IsForeignRelUpdatable = updatable;
+}

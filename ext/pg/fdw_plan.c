@@ -1,0 +1,337 @@
+/* Planning a scan of a vdsql foreign table: which WHERE clauses and join clauses bind
+ * the relation's arguments (consumed), which narrow its scan (VD_COL_PUSH: handed over
+ * as hints and still checked here), the columns read and the LIMIT a lone scan may stop
+ * at, as SQLite's xBestIndex hands them over (ext/sqlite/vtab.c). A join clause on an
+ * argument gives a parameterized path: `FROM catalog c JOIN vds_layers l ON l.url =
+ * c.url` opens the relation once per catalog row. A plan that leaves an argument unbound
+ * is refused, naming it. */
+#include "fdw.h"
+
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "foreign/fdwapi.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+typedef struct plan_state {
+  vdpg_ftable *ft;
+  uint64 base_bound; /* arguments bound by an option or a WHERE clause without other tables */
+  double rows;       /* per scan, the arguments bound */
+} plan_state;
+
+static bool own_var(Node *n, Index varno, AttrNumber *att) {
+  if (n && IsA(n, RelabelType)) n = (Node *)((RelabelType *)n)->arg;
+  if (!n || !IsA(n, Var)) return false;
+  Var *v = (Var *)n;
+  if (v->varno != (int)varno || v->varlevelsup != 0 || v->varattno <= 0) return false;
+  *att = v->varattno;
+  return true;
+}
+
+static bool numeric_type(Oid t) {
+  return t == INT2OID || t == INT4OID || t == INT8OID || t == FLOAT4OID || t == FLOAT8OID;
+}
+
+/* `col op expr` (either way round) with a built-in comparison whose meaning the core
+ * shares: numbers with =, <, <=, >, >=; text and bytes with = only (text order depends on
+ * the collation, the core compares bytes). expr has no column of this table and no
+ * volatile function, so it can be computed before the scan opens. IN lists come as
+ * ScalarArrayOpExpr. */
+static bool match(Expr *clause, Index varno, const vdpg_ftable *ft, int *col, vd_op *op, Expr **other) {
+  AttrNumber att = 0;
+  Oid opno;
+  Node *l, *r;
+  bool in = false;
+  if (IsA(clause, OpExpr) && list_length(((OpExpr *)clause)->args) == 2) {
+    opno = ((OpExpr *)clause)->opno;
+    l = linitial(((OpExpr *)clause)->args), r = lsecond(((OpExpr *)clause)->args);
+  } else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *)clause)->useOr) {
+    opno = ((ScalarArrayOpExpr *)clause)->opno;
+    l = linitial(((ScalarArrayOpExpr *)clause)->args), r = lsecond(((ScalarArrayOpExpr *)clause)->args);
+    in = true;
+  } else {
+    return false;
+  }
+  if (opno >= FirstNormalObjectId) return false; /* a user's operator: its meaning is its own */
+  bool swapped = false;
+  if (!own_var(l, varno, &att)) {
+    if (in || !own_var(r, varno, &att)) return false;
+    Node *t = l;
+    l = r, r = t, swapped = true;
+  }
+  if (att > ft->natts || ft->attcol[att - 1] < 0) return false;
+  if (contain_var_clause(r) && bms_is_member((int)varno, pull_varnos(NULL, r))) return false;
+  if (contain_volatile_functions(r)) return false;
+  const char *name = get_opname(opno);
+  vd_op o = 0;
+  if (!name) return false;
+  if (strcmp(name, "=") == 0) o = in ? VD_OP_IN : VD_OP_EQ;
+  else if (in) return false;
+  else if (strcmp(name, "<") == 0) o = swapped ? VD_OP_GT : VD_OP_LT;
+  else if (strcmp(name, "<=") == 0) o = swapped ? VD_OP_GE : VD_OP_LE;
+  else if (strcmp(name, ">") == 0) o = swapped ? VD_OP_LT : VD_OP_GT;
+  else if (strcmp(name, ">=") == 0) o = swapped ? VD_OP_LE : VD_OP_GE;
+  else return false;
+  int c = ft->attcol[att - 1];
+  vd_type t = ft->rel->cols[c].type;
+  Oid rt = exprType(r);
+  if (in) rt = get_element_type(rt);
+  if (t == VD_INT || t == VD_REAL) {
+    if (!numeric_type(rt)) return false;
+  } else if (o != VD_OP_EQ && o != VD_OP_IN) {
+    return false;
+  } else if (rt != vdpg_type_oid(t)) {
+    return false;
+  }
+  *col = c, *op = o, *other = (Expr *)r;
+  return true;
+}
+
+static int arg_k(const vd_relation *r, int col) {
+  int k = 0;
+  if (!(r->cols[col].flags & VD_COL_ARG)) return -1;
+  for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
+  return k;
+}
+
+/* Arguments that must be bound: those not optional and not fixed by an option. */
+static uint64 required(const vdpg_ftable *ft) {
+  uint64 m = 0;
+  for (int k = 0, c; (c = vd_rel_arg_col(ft->rel, k)) >= 0; k++)
+    if (!(ft->rel->cols[c].flags & VD_COL_OPT) && !ft->fixed[k]) m |= (uint64)1 << k;
+  return m;
+}
+
+static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
+  plan_state *ps = palloc0(sizeof *ps);
+  ps->ft = vdpg_ftable_get(relid);
+  const vd_relation *r = ps->ft->rel;
+  vd_filter f[VDSQL_PG_MAX_COLS];
+  int nf = 0;
+  ListCell *lc;
+  foreach (lc, baserel->baserestrictinfo) {
+    RestrictInfo *ri = lfirst(lc);
+    int col;
+    vd_op op;
+    Expr *other;
+    if (ps->ft->named || !match(ri->clause, baserel->relid, ps->ft, &col, &op, &other)) continue;
+    int k = arg_k(r, col);
+    if (k >= 0 && op == VD_OP_EQ) ps->base_bound |= (uint64)1 << k;
+    else if (k < 0 && (r->cols[col].flags & VD_COL_PUSH) && nf < VDSQL_PG_MAX_COLS)
+      f[nf++] = (vd_filter){col, op, NULL, 0};
+  }
+  ps->rows = ps->ft->named || !r->estimate ? 1000 : r->estimate(f, nf);
+  baserel->rows = clamp_row_est(ps->rows * clauselist_selectivity(root, baserel->baserestrictinfo, 0, JOIN_INNER, NULL));
+  baserel->fdw_private = ps;
+}
+
+/* What opening the relation once costs: a dataset on a store is far dearer than a row. */
+static void costs(const plan_state *ps, double rows, Cost *startup, Cost *total) {
+  bool io = (ps->ft->rel->flags & VD_REL_IO) != 0;
+  *startup = io ? 1000 : 10;
+  *total = *startup + rows * cpu_tuple_cost * (io ? 10 : 1);
+}
+
+typedef struct cand {
+  RestrictInfo *ri;
+  int k;
+  Relids outer;
+} cand;
+
+static bool ec_matches(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec, EquivalenceMember *em, void *arg) {
+  AttrNumber att = 0;
+  return own_var((Node *)em->em_expr, rel->relid, &att) && att == *(AttrNumber *)arg;
+}
+
+static void add_cand(List **out, RestrictInfo *ri, RelOptInfo *baserel, const plan_state *ps) {
+  int col;
+  vd_op op;
+  Expr *other;
+  if (!join_clause_is_movable_to(ri, baserel)) return;
+  if (!match(ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ) return;
+  int k = arg_k(ps->ft->rel, col);
+  if (k < 0) return;
+  cand *c = palloc(sizeof *c);
+  c->ri = ri, c->k = k;
+  c->outer = bms_union(bms_difference(ri->clause_relids, baserel->relids), baserel->lateral_relids);
+  *out = lappend(*out, c);
+}
+
+static void paths(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
+  plan_state *ps = baserel->fdw_private;
+  uint64 need = required(ps->ft);
+  Cost startup, total;
+  costs(ps, baserel->rows, &startup, &total);
+  if (!ps->ft->named && (need & ~ps->base_bound)) /* kept so that planning never fails; chosen, it is refused */
+    startup = total = disable_cost;
+  add_path(baserel, (Path *)create_foreignscan_path(root, baserel, NULL, baserel->rows, startup, total, NIL,
+                                                    baserel->lateral_relids, NULL, NIL));
+  if (ps->ft->named || !(need & ~ps->base_bound)) return;
+  /* join clauses that bind an argument, written ones and those an equivalence implies */
+  List *cands = NIL;
+  ListCell *lc, *lc2;
+  foreach (lc, baserel->joininfo) add_cand(&cands, lfirst(lc), baserel, ps);
+  for (int k = 0, c; (c = vd_rel_arg_col(ps->ft->rel, k)) >= 0; k++) {
+    if (!(need & ~ps->base_bound & ((uint64)1 << k))) continue;
+    for (int i = 0; i < ps->ft->natts; i++) {
+      if (ps->ft->attcol[i] != c) continue;
+      AttrNumber att = (AttrNumber)(i + 1);
+      List *ecs = generate_implied_equalities_for_column(root, baserel, ec_matches, &att, baserel->lateral_referencers);
+      foreach (lc2, ecs) add_cand(&cands, lfirst(lc2), baserel, ps);
+    }
+  }
+  /* one path per set of outer tables that binds every argument: each candidate's own
+   * set, and all of them together */
+  List *sets = NIL;
+  Relids all = NULL;
+  foreach (lc, cands) {
+    sets = lappend(sets, ((cand *)lfirst(lc))->outer);
+    all = bms_union(all, ((cand *)lfirst(lc))->outer);
+  }
+  if (all) sets = lappend(sets, all);
+  List *done = NIL;
+  foreach (lc, sets) {
+    Relids outer = lfirst(lc);
+    bool seen = false;
+    foreach (lc2, done) seen |= bms_equal(lfirst(lc2), outer);
+    if (seen || bms_overlap(outer, baserel->lateral_referencers)) continue;
+    done = lappend(done, outer);
+    uint64 bound = ps->base_bound;
+    foreach (lc2, cands) {
+      cand *c = lfirst(lc2);
+      if (bms_is_subset(c->outer, outer)) bound |= (uint64)1 << c->k;
+    }
+    if (need & ~bound) continue;
+    ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
+    double rows = clamp_row_est(ps->rows);
+    costs(ps, rows, &startup, &total);
+    add_path(baserel, (Path *)create_foreignscan_path(root, baserel, NULL, ppi ? ppi->ppi_rows : rows, startup,
+                                                      total, NIL, outer, NULL, NIL));
+  }
+}
+
+static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, ForeignPath *best, List *tlist,
+                         List *scan_clauses, Plan *outer_plan) {
+  plan_state *ps = baserel->fdw_private;
+  const vdpg_ftable *ft = ps->ft;
+  const vd_relation *r = ft->rel;
+  List *local = NIL, *exprs = NIL, *binds = NIL;
+  uint64 bound = 0;
+  ListCell *lc;
+  foreach (lc, scan_clauses) {
+    RestrictInfo *ri = lfirst(lc);
+    int col;
+    vd_op op;
+    Expr *other;
+    if (ri->pseudoconstant) continue; /* PostgreSQL checks those once, above the scan */
+    if (!ft->named && match(ri->clause, baserel->relid, ft, &col, &op, &other)) {
+      int k = arg_k(r, col);
+      if (k >= 0 && op == VD_OP_EQ && !(bound & ((uint64)1 << k))) { /* consumed: the relation's input */
+        bound |= (uint64)1 << k;
+        exprs = lappend(exprs, other);
+        binds = lappend(binds, makeInteger(col * 16));
+        continue;
+      }
+      if (k < 0 && (r->cols[col].flags & VD_COL_PUSH)) { /* a hint: also checked here */
+        exprs = lappend(exprs, other);
+        binds = lappend(binds, makeInteger(col * 16 + (int)op));
+      }
+    }
+    local = lappend(local, ri->clause);
+  }
+  uint64 missing = ft->named ? 0 : required(ft) & ~bound;
+  if (missing) {
+    int k = 0;
+    while (!(missing & ((uint64)1 << k))) k++;
+    const char *a = r->cols[vd_rel_arg_col(r, k)].name;
+    ereport(ERROR, (errcode(ERRCODE_FDW_UNABLE_TO_CREATE_EXECUTION),
+                    errmsg("vdsql: a scan of %s needs its argument %s: WHERE %s = a constant, a parameter or a column "
+                           "of a table joined before it (or the table option %s)",
+                           get_rel_name(relid), a, a, a)));
+  }
+  /* the columns the statement reads: its target list and the clauses checked here */
+  Bitmapset *attrs = NULL;
+  pull_varattnos((Node *)baserel->reltarget->exprs, baserel->relid, &attrs);
+  foreach (lc, local) pull_varattnos(lfirst(lc), baserel->relid, &attrs);
+  uint64 cols = 0;
+  for (int x = -1; (x = bms_next_member(attrs, x)) >= 0;) {
+    int att = x + FirstLowInvalidHeapAttributeNumber;
+    if (att == 0) cols = ~(uint64)0; /* the whole row */
+    else if (att > 0 && att <= ft->natts && ft->attcol[att - 1] >= 0)
+      cols |= (uint64)1 << (ft->attcol[att - 1] < 63 ? ft->attcol[att - 1] : 63);
+  }
+  /* a LIMIT the scan may stop at: only when nothing is left to do between the scan and
+   * the cut (no other table, no clause checked here, no ordering, no grouping: PostgreSQL
+   * sets limit_tuples only without grouping, aggregates, DISTINCT or windows) */
+  char *limit = "";
+  if ((r->flags & VD_REL_HINTS) && !ft->named && local == NIL && root->limit_tuples > 0 &&
+      baserel->reloptkind == RELOPT_BASEREL && bms_membership(root->all_baserels) == BMS_SINGLETON &&
+      root->parse->sortClause == NIL)
+    limit = psprintf("%.0f", root->limit_tuples);
+  List *priv = list_make3(makeString(psprintf("%llx", (unsigned long long)cols)), makeString(limit), binds);
+  return make_foreignscan(tlist, local, baserel->relid, exprs, priv, NIL, NIL, outer_plan);
+}
+
+static const char *op_text(int op) {
+  static const char *const t[] = {"=", "=", "<", "<=", ">", ">=", "IN"};
+  return op >= 0 && op <= VD_OP_IN ? t[op] : "?";
+}
+
+/* EXPLAIN shows the relation and, with VERBOSE, what reaches the core: the arguments,
+ * the hints (checked again here), the columns read and the LIMIT. */
+static void explain(ForeignScanState *node, ExplainState *es) {
+  ForeignScan *fs = (ForeignScan *)node->ss.ps.plan;
+  vdpg_ftable *ft = vdpg_ftable_get(RelationGetRelid(node->ss.ss_currentRelation));
+  const vd_relation *r = ft->rel;
+  ExplainPropertyText("vdsql relation", ft->named ? psprintf("%s (named table)", r->name) : r->name, es);
+  if (!es->verbose) return;
+  List *dp = set_deparse_context_plan(es->deparse_cxt, (Plan *)fs, NIL);
+  StringInfoData args, hints, cols;
+  initStringInfo(&args), initStringInfo(&hints), initStringInfo(&cols);
+  for (int k = 0, c; (c = vd_rel_arg_col(r, k)) >= 0; k++)
+    if (ft->fixed[k]) appendStringInfo(&args, "%s%s = %s (option)", args.len ? ", " : "", r->cols[c].name, quote_literal_cstr(ft->fixed[k]));
+  for (int i = 0; i < ft->nconn; i++)
+    appendStringInfo(&args, "%s%s (option)", args.len ? ", " : "", quote_literal_cstr(ft->conn[i]));
+  ListCell *lb, *le;
+  forboth(lb, (List *)list_nth(fs->fdw_private, VDPG_PRIV_BINDS), le, fs->fdw_exprs) {
+    int b = intVal(lfirst(lb)), col = b / 16, op = b % 16;
+    char *e = deparse_expression(lfirst(le), dp, false, false);
+    StringInfo s = op ? &hints : &args;
+    appendStringInfo(s, "%s%s %s %s", s->len ? ", " : "", r->cols[col].name, op_text(op), e);
+  }
+  uint64 m = strtoull(strVal(list_nth(fs->fdw_private, VDPG_PRIV_COLS)), NULL, 16);
+  for (int c = 0; c < r->ncols; c++)
+    if (m & ((uint64)1 << (c < 63 ? c : 63))) appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", r->cols[c].name);
+  if (args.len) ExplainPropertyText("vdsql arguments", args.data, es);
+  if (hints.len) ExplainPropertyText("vdsql hints", hints.data, es);
+  ExplainPropertyText("vdsql columns", cols.len ? cols.data : "(none)", es);
+  const char *limit = strVal(list_nth(fs->fdw_private, VDPG_PRIV_LIMIT));
+  if (*limit) ExplainPropertyText("vdsql limit", limit, es);
+}
+
+/* A read-only relation's scan may run in a parallel worker (below a Gather, inside a
+ * nested loop over a partial scan of a catalog); a named table's writer and the
+ * connection's own counters are not a worker's. */
+static bool parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte) {
+  plan_state *ps = rel->fdw_private;
+  return ps && !ps->ft->named && !(ps->ft->rel->flags & VD_REL_BACKEND);
+}
+
+void vdpg_fdw_plan_routine(FdwRoutine *r) {
+  r->GetForeignRelSize = rel_size;
+  r->GetForeignPaths = paths;
+  r->GetForeignPlan = plan;
+  r->ExplainForeignScan = explain;
+  r->IsForeignScanParallelSafe = parallel_safe;
+}
