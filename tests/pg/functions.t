@@ -34,7 +34,8 @@ try:
         want.add(name)
     r = psql("SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' "
              "JOIN pg_extension e ON e.oid = d.refobjid WHERE e.extname = 'vdsql'")
-    have = set(r.stdout.split())
+    # the foreign-data wrapper's handler and validator are functions of the extension too
+    have = set(r.stdout.split()) - {'vdsql_fdw_handler', 'vdsql_fdw_validator'}
     # lindi_tar and vtkhdf_main exist only as named tables (docs/lindi.md, docs/vtkhdf.md):
     # in PostgreSQL they are foreign tables, not functions
     table_only = {'lindi_tar', 'vtkhdf_main'}
@@ -47,7 +48,7 @@ try:
     # restricted, every other (read-only) function safe
     r = psql("SELECT p.proname || '(' || p.pronargs || ')=' || p.proparallel::text FROM pg_proc p JOIN pg_depend d "
              "ON d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid "
-             "WHERE e.extname = 'vdsql' ORDER BY 1")
+             "WHERE e.extname = 'vdsql' AND p.proname NOT LIKE 'vdsql_fdw_%' ORDER BY 1")
     marks = dict(x.split('=') for x in r.stdout.split())
     special = {'vds_create(3)': 'u', 'vds_repair(2)': 'u', 'vdsql_config(2)': 'u', 'vdsql_config(1)': 'r',
                'vdsql_config(0)': 'r', 'vdsql_stats(0)': 'r'}

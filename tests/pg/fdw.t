@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""The foreign-data wrapper vdsql, read side, as TAP (tests/pg/pgtest.py starts the cluster).
+
+  - IMPORT FOREIGN SCHEMA vdsql makes one foreign table per relation that is a function
+    too (the named-only tables need their dataset as options), with SQLite's columns,
+    hidden ones included, in order and with gen_sql's types;
+  - the same rows as SQLite through WHERE-bound arguments and through a join with a
+    catalog table (a parameterized path: Nested Loop, arguments from the outer row);
+  - pushdown: the request counts tests/sqlite/pushdown.sql asserts (3 for one chunk: the
+    layout, LayerStatus and one page; 4 for a box over two pages; 2 for positions alone)
+    and EXPLAIN VERBOSE showing the arguments, hints, columns and LIMIT handed over; the
+    function, which sees no WHERE, reads every page;
+  - a scan without an argument is refused naming it; options check their names."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top  # noqa: E402
+
+ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')
+L0 = 'Dimensions_012LOD0'
+try:
+    r = psql("CREATE EXTENSION vdsql; CREATE SERVER s FOREIGN DATA WRAPPER vdsql; CREATE SCHEMA v; "
+             "IMPORT FOREIGN SCHEMA vdsql FROM SERVER s INTO v")
+    ok(r.returncode == 0, 'CREATE SERVER s FOREIGN DATA WRAPPER vdsql; IMPORT FOREIGN SCHEMA vdsql FROM SERVER s INTO v',
+       r.stderr)
+
+    # one foreign table per relation that is also a function, with SQLite's columns
+    fts = set(psql("SELECT foreign_table_name FROM information_schema.foreign_tables "
+                   "WHERE foreign_table_schema = 'v'").stdout.split())
+    rels = [line.split('|') for line in sqlite("SELECT name, kind FROM vdsql_relations() "
+                                               "WHERE kind IN ('table', 'writable')").stdout.split()]
+    want = {name for name, kind in rels} - {'lindi_tar', 'vtkhdf_main'}
+    ok(fts == want and len(want) > 20,
+       f'IMPORT FOREIGN SCHEMA made one foreign table per relation ({len(want)}), the named-only lindi_tar and '
+       'vtkhdf_main left out', f'missing {sorted(want - fts)}; extra {sorted(fts - want)}')
+    tmap = {'INTEGER': 'bigint', 'REAL': 'double precision', 'TEXT': 'text', 'BLOB': 'bytea', '': 'text'}
+    bad = []
+    for name in sorted(want):
+        s = sqlite(f"SELECT name, type FROM pragma_table_xinfo('{name}')").stdout.split('\n')
+        s = [tuple(x.split('|')) for x in s if x]
+        s = [(a, tmap.get(b, b)) for a, b in s]
+        p = psql(f"SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'v.{name}'::regclass "
+                 "AND attnum > 0 AND NOT attisdropped ORDER BY attnum").stdout.split('\n')
+        p = [tuple(x.split('|')) for x in p if x]
+        if p != s:
+            bad.append(f'{name}: pg {p} sqlite {s}')
+    ok(not bad, f'every imported table has SQLite\'s columns (arguments and hidden ones too) in order, with gen_sql\'s types',
+       '\n'.join(bad))
+
+    same = [
+        ('vds_layers', f"SELECT * FROM v.vds_layers WHERE url = '{ds}' ORDER BY layer",
+         f"SELECT *, '{ds}' FROM vds_layers('{ds}') ORDER BY layer"),
+        ('vds_chunks with data', f"SELECT chunk, status, hash, length(data) FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' ORDER BY 1",
+         f"SELECT chunk, status, hash, length(data) FROM vds_chunks('{ds}', '{L0}') ORDER BY 1"),
+        ('vds_chunks pushed ranges', f"SELECT chunk FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' AND min0 <= 100 AND max0 >= 100 "
+         "AND min1 <= 70 AND max1 >= 70 ORDER BY 1",
+         f"SELECT chunk FROM vds_chunks('{ds}', '{L0}') WHERE min0 <= 100 AND max0 >= 100 AND min1 <= 70 AND max1 >= 70 ORDER BY 1"),
+        ('vds_chunks IN with NULL and a duplicate', f"SELECT chunk, status FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' "
+         "AND chunk IN (3, 7, 1, 7, 30, NULL) ORDER BY 1",
+         f"SELECT chunk, status FROM vds_chunks('{ds}', '{L0}') WHERE chunk IN (3, 7, 1, 7, 30, NULL) ORDER BY 1"),
+        ('vds_chunks with a fraction (not pushed)', f"SELECT chunk FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' AND chunk > 20.5 ORDER BY 1",
+         f"SELECT chunk FROM vds_chunks('{ds}', '{L0}') WHERE chunk > 20.5 ORDER BY 1"),
+        ('vds_samples, three arguments', f"SELECT count(*), sum(value) FROM v.vds_samples WHERE url = '{ds}' AND layer = 'Dimensions_012LOD1' AND chunk = 0",
+         f"SELECT count(*), sum(value) FROM vds_samples('{ds}', 'Dimensions_012LOD1', 0)"),
+        ('lindi_refs', f"SELECT key, kind, target, \"offset\", size FROM v.lindi_refs WHERE url = '{lin}/small.lindi.tar' ORDER BY 1",
+         f"SELECT key, kind, target, \"offset\", size FROM lindi_refs('{lin}/small.lindi.tar') ORDER BY 1"),
+        ('store_objects LIMIT', f"SELECT key FROM v.store_objects WHERE url = '{ds}/{L0}/' LIMIT 3",
+         f"SELECT key FROM store_objects('{ds}/{L0}/') LIMIT 3"),
+    ]
+    for what, q, qs in same:
+        p, s = psql(q), sqlite(qs)
+        rows = norm(s.stdout)
+        ok(p.returncode == 0 and s.returncode == 0 and norm(p.stdout) == rows and rows,
+           f'{what}: the same {len(rows)} rows as SQLite', (p.stderr + s.stderr) or
+           '\n'.join(f'pg {a} | sqlite {b}' for a, b in zip(norm(p.stdout), rows) if a != b))
+
+    # a catalog joined with the relations: each catalog row binds the arguments
+    cat = (f"CREATE TEMP TABLE catalog(url text, layer text); INSERT INTO catalog VALUES ('{ds}', '{L0}'), "
+           f"('{ds}', 'Dimensions_012LOD1'), ('{data}/wavelet', NULL); ANALYZE catalog; ")
+    q = ("SELECT c.layer, ch.status, count(*) FROM catalog c JOIN v.vds_chunks ch ON ch.url = c.url AND ch.layer = c.layer "
+         "GROUP BY 1, 2 ORDER BY 1, 2")
+    p = psql(cat + q)
+    s = sqlite(f"SELECT l, status, count(*) FROM (SELECT '{L0}' l UNION ALL SELECT 'Dimensions_012LOD1') c, "
+               f"vds_chunks('{ds}', c.l) GROUP BY 1, 2 ORDER BY 1, 2")
+    ok(p.returncode == 0 and norm(p.stdout) == norm(s.stdout) and s.stdout,
+       'a catalog joined with vds_chunks on url and layer: the rows of SQLite\'s lateral calls (the NULL layer none)',
+       p.stdout + p.stderr + s.stdout)
+    e = psql(cat + "EXPLAIN (VERBOSE, COSTS OFF) " + q).stdout
+    ok(re.search(r'Nested Loop.*Seq Scan on pg_temp\w*\.catalog c.*Foreign Scan on v\.vds_chunks ch.*'
+                 r'vdsql arguments: url = \$\d+, layer = \$\d+', e, re.S) is not None,
+       'EXPLAIN: a nested loop whose foreign scan takes url and layer from each catalog row (a parameterized path)', e)
+    q2 = "SELECT c.url, count(*) FROM catalog c, v.vds_layers l WHERE l.url = c.url GROUP BY 1 ORDER BY 1"
+    p = psql(cat + q2)
+    ok(p.returncode == 0 and p.stdout.split() == [f'{ds}|10', f'{data}/wavelet|1'],
+       'a join through an equivalence (WHERE l.url = c.url): 5 layers per survey row (two rows), 1 for wavelet',
+       p.stdout + p.stderr)
+
+    # pushdown: the requests of tests/sqlite/pushdown.sql (one backend per psql call: a cold cache)
+    stats = "; SELECT sum(requests) FROM vdsql_stats()"
+    counts = [
+        ('one chunk (chunk = 23): the layout, LayerStatus and its page', f"chunk = 23", 3),
+        ('IN (3, 7, 1, 7, 30): page 0 only', "chunk IN (3, 7, 1, 7, 30)", 3),
+        ('the chunks holding a sample: pages 0 and 1', "min0 <= 100 AND max0 >= 100 AND min1 <= 70 AND max1 >= 70", 4),
+        ('positions alone: no page', None, 2),
+    ]
+    for what, where, n in counts:
+        cols = 'chunk, status' if where else 'count(*), max(max0), sum(i1)'
+        p = psql(f"SELECT {cols} FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}'" + (f" AND {where}" if where else '') + stats)
+        got = p.stdout.split()[-1:] if p.returncode == 0 else p.stderr
+        ok(got == [str(n)], f'{what}: {n} requests, as in SQLite (vdsql_stats)', f'got {got}')
+    p = psql(f"SELECT chunk, status FROM vds_chunks('{ds}', '{L0}') WHERE chunk = 23" + stats)
+    ok(p.returncode == 0 and int(p.stdout.split()[-1]) > 3,
+       f'the function, which never sees WHERE, reads every page for the same chunk ({p.stdout.split()[-1:]} requests)',
+       p.stdout + p.stderr)
+    p = psql(f"SELECT count(status) FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}'" + stats +
+             f"; SELECT count(data) FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}'" + stats)
+    b = [int(x) for x in p.stdout.split()] if p.returncode == 0 else []
+    # the generator's survey: 24 chunks over 3 pages, 16 of them data (each an object)
+    ok(b == [24, 5, 24, 21],
+       'data (each chunk object) is read only when named: a count makes 5 requests (the layout, LayerStatus, 3 pages), '
+       'reading data 16 more (the 16 data objects)', p.stdout + p.stderr)
+    x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT chunk, status FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' "
+             "AND chunk = 5").stdout
+    ok(f"vdsql arguments: url = '{ds}'::text, layer = '{L0}'::text" in x and 'vdsql hints: chunk = 5' in x
+       and 'vdsql columns: chunk, status\n' in x + '\n' and 'Filter: (vds_chunks.chunk = 5)' in x,
+       'EXPLAIN VERBOSE shows the arguments (consumed), the hint chunk = 5 (checked again: Filter) and the columns read', x)
+    x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' LIMIT 3").stdout
+    y = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' AND size > 100 LIMIT 3; "
+             f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' ORDER BY key DESC LIMIT 3; "
+             f"EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM v.store_objects WHERE url = '{ds}/' LIMIT 3").stdout
+    ok('vdsql limit: 3' in x and 'vdsql limit' not in y,
+       'a lone scan under LIMIT 3 is told it may stop at 3; not with a clause checked here, an ORDER BY or an aggregate', x + y)
+
+    r = run(['psql', '-X', '-q', '-c', f"SELECT * FROM v.vds_chunks WHERE url = '{ds}'"], env=env)
+    ok(r.returncode != 0 and 'vds_chunks needs its argument layer' in r.stderr,
+       'a scan without its layer is refused, naming the argument', r.stderr)
+    r = psql("CREATE FOREIGN TABLE v.bad1 (x text) SERVER s OPTIONS (relation 'vds_nothing')")
+    r2 = psql("CREATE FOREIGN TABLE v.bad2 (layer text) SERVER s OPTIONS (relation 'vds_layers', uri '/x')")
+    r3 = psql("CREATE FOREIGN TABLE v.bad3 (name text) SERVER s OPTIONS (relation 'lindi_tar')")
+    r4 = psql(f"CREATE FOREIGN TABLE v.bad4 (layer bigint) SERVER s OPTIONS (relation 'vds_layers', url '{ds}'); SELECT * FROM v.bad4")
+    ok('no relation named "vds_nothing"' in r.stderr and 'no option "uri" for vds_layers (its options: relation, on_conflict, url)' in r2.stderr
+       and "lindi_tar is a table over one dataset: give OPTIONS (relation 'lindi_tar', url)" in r3.stderr
+       and 'column "layer" is text in vds_layers, not bigint' in r4.stderr,
+       'options and columns are checked: an unknown relation, an unknown option (the valid ones listed), a named-only '
+       'table without its url, a column of the wrong type', r.stderr + r2.stderr + r3.stderr + r4.stderr)
+    p = psql(f"CREATE FOREIGN TABLE v.survey_layers (layer text, compression text) SERVER s OPTIONS (relation 'vds_layers', url '{ds}'); "
+             "SELECT count(*) FROM v.survey_layers")
+    ok(p.returncode == 0 and p.stdout.split()[-1:] == ['5'],
+       'an option named as an argument fixes it: a table of the survey\'s layers (5)', p.stdout + p.stderr)
+    r = psql("SELECT 1")
+    ok(r.returncode == 0, 'the backend still answers after the errors', r.stderr)
+finally:
+    stop()
+done()
