@@ -167,6 +167,8 @@ vd_url_reach vd_url_reach_of(const char *url) {
   return vd_store_is_local(url) ? VD_REACH_LOCAL : vd_store_is_remote(url) ? VD_REACH_NETWORK : VD_REACH_NONE;
 }
 
+void vd_url_shown(const char *url, char *out, size_t n) { vd_url_redact(url, out, n); }
+
 static char *show(const vd_ctx *ctx, const setting *s) {
   char buf[600];
   const char *base = (const char *)&ctx->cfg;

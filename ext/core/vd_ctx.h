@@ -4,6 +4,7 @@
 #ifndef VD_CTX_H
 #define VD_CTX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vd_err.h"
@@ -115,5 +116,7 @@ void vd_ctx_env_credentials(vd_ctx *ctx, int on);
  * vdsql does not know: the call refuses it before any request). */
 typedef enum vd_url_reach { VD_REACH_NONE = 0, VD_REACH_LOCAL, VD_REACH_NETWORK } vd_url_reach;
 vd_url_reach vd_url_reach_of(const char *url);
+/* url as messages show it: userinfo and query values hidden (the store's one redaction). */
+void vd_url_shown(const char *url, char *out, size_t n);
 
 #endif
