@@ -55,6 +55,7 @@ vd_code vdsql_pg_setting_apply(vd_ctx *ctx, int i, const char *value, vd_err *er
   if (!rc && (want || def)) rc = vd_config_apply(ctx, key_of(i), want ? want : def, NULL, err);
   free(def);
   if (rc) return rc;
+  if (applied[i]) explicit_bzero(applied[i], strlen(applied[i])); /* a mapping's secret, maybe */
   free(applied[i]);
   applied[i] = want ? strdup(want) : NULL;
   return VD_OK;
