@@ -1,9 +1,12 @@
-/* Context lifetime and the vdsql_config settings table (see vd_ctx.h). */
+/* Context lifetime and the vdsql_config settings table (see vd_ctx.h), with what each
+ * setting is (secret, credential, endpoint, privileged) and the identity of the
+ * credentials in force that scopes the document cache. */
 #include "vd_ctx.h"
 
 #include <errno.h>
 #include <math.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.stage_ttl = 86400;
   ctx->cfg.http_max_excess = 4 << 20;
   ctx->cfg.max_alloc = 256 << 20;
+  ctx->cfg.env_credentials = 1;
   ctx->cache = vd_cache_new();
   if (!ctx->cache) {
     free(ctx);
@@ -61,7 +65,11 @@ typedef struct {
   size_t off;
   double lo, hi; /* K_STR, K_SECRET: hi is the buffer's size */
   const char *doc;
+  unsigned flags; /* VD_SETTING_CREDENTIAL, _ENDPOINT, _PRIVILEGED (_SECRET comes from K_SECRET) */
 } setting;
+#define CRED VD_SETTING_CREDENTIAL
+#define WHERE VD_SETTING_ENDPOINT
+#define PRIV VD_SETTING_PRIVILEGED
 
 #define OFF(f) offsetof(vd_config, f)
 #define CAP(f) sizeof(((vd_config *)0)->f)
@@ -72,8 +80,8 @@ static const setting settings[] = {
     {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
-    {"max_parallel", K_INT, OFF(max_parallel), 1, 256, "requests in flight at once"},
-    {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https"},
+    {"max_parallel", K_INT, OFF(max_parallel), 1, 256, "requests in flight at once", PRIV},
+    {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https", PRIV},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
      "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
@@ -83,24 +91,24 @@ static const setting settings[] = {
     {"stage_ttl", K_REAL, OFF(stage_ttl), 0, 1e9,
      "seconds after which vds_repair deletes the staged chunks of a transaction that never committed"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
-     "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)"},
+     "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)", PRIV},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
-    {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate"},
+    {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate", PRIV},
     {"s3_endpoint", K_URL, OFF(s3_endpoint), 0, CAP(s3_endpoint),
-     "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)"},
-    {"s3_region", K_STR, OFF(s3_region), 0, CAP(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)"},
-    {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, CAP(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)"},
+     "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)", WHERE},
+    {"s3_region", K_STR, OFF(s3_region), 0, CAP(s3_region), "S3 region signed for (empty: AWS_REGION, else us-east-1)", WHERE},
+    {"s3_access_key_id", K_STR, OFF(s3_access_key_id), 0, CAP(s3_access_key_id), "S3 access key (empty: AWS_ACCESS_KEY_ID)", CRED},
     {"s3_secret_access_key", K_SECRET, OFF(s3_secret_access_key), 0, CAP(s3_secret_access_key),
-     "S3 secret key, never shown (empty: AWS_SECRET_ACCESS_KEY)"},
+     "S3 secret key, never shown (empty: AWS_SECRET_ACCESS_KEY)", CRED},
     {"s3_session_token", K_SECRET, OFF(s3_session_token), 0, CAP(s3_session_token),
-     "S3 session token, never shown (empty: AWS_SESSION_TOKEN)"},
+     "S3 session token, never shown (empty: AWS_SESSION_TOKEN)", CRED},
     {"azure_connection_string", K_SECRET, OFF(azure_connection_string), 0, CAP(azure_connection_string),
-     "Azure Blob connection string (secret; empty: AZURE_STORAGE_CONNECTION_STRING)"},
+     "Azure Blob connection string (secret; empty: AZURE_STORAGE_CONNECTION_STRING)", CRED},
     {"azure_account", K_STR, OFF(azure_account), 0, CAP(azure_account),
-     "Azure storage account, with azure_key or azure_sas_token (empty: AZURE_STORAGE_ACCOUNT)"},
-    {"azure_key", K_SECRET, OFF(azure_key), 0, CAP(azure_key), "Azure account key, base64 (secret; empty: AZURE_STORAGE_KEY)"},
+     "Azure storage account, with azure_key or azure_sas_token (empty: AZURE_STORAGE_ACCOUNT)", CRED},
+    {"azure_key", K_SECRET, OFF(azure_key), 0, CAP(azure_key), "Azure account key, base64 (secret; empty: AZURE_STORAGE_KEY)", CRED},
     {"azure_sas_token", K_SECRET, OFF(azure_sas_token), 0, CAP(azure_sas_token),
-     "Azure SAS token (secret; empty: AZURE_STORAGE_SAS_TOKEN)"},
+     "Azure SAS token (secret; empty: AZURE_STORAGE_SAS_TOKEN)", CRED},
     {"progress", K_BOOL, OFF(progress), 0, 1, "'on': audits, repairs and uploads over many objects report progress on stderr"},
     {"vtkhdf_absolute_paths", K_BOOL, OFF(vtkhdf_absolute_paths), 0, 1,
      "'on': vtkhdf_main stores its sources' absolute names (default: relative to the main file)"},
@@ -119,6 +127,47 @@ int vd_config_setting(int i, const char **key, const char **doc, int *action) {
 int vd_config_secret(int i) {
   return i >= 0 && i < (int)(sizeof settings / sizeof *settings) && settings[i].k == K_SECRET;
 }
+
+unsigned vd_config_flags(int i) {
+  if (i < 0 || i >= (int)(sizeof settings / sizeof *settings)) return 0;
+  return settings[i].flags | (settings[i].k == K_SECRET ? VD_SETTING_SECRET : 0);
+}
+
+/* The cache's scope: a digest of every credential and endpoint setting and of whether
+ * the environment stands in, so that a document fetched as one identity is not served
+ * to another. Only the digest is kept; a secret never leaves its field. */
+static void scope_cache(vd_ctx *ctx) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  EVP_MD_CTX *h = EVP_MD_CTX_new();
+  int good = h && EVP_DigestInit_ex(h, EVP_sha256(), NULL) &&
+             EVP_DigestUpdate(h, &ctx->cfg.env_credentials, sizeof ctx->cfg.env_credentials);
+  for (size_t i = 0; good && i < sizeof settings / sizeof *settings; i++)
+    if (settings[i].flags & (CRED | WHERE)) {
+      const char *v = (const char *)&ctx->cfg + settings[i].off;
+      good = EVP_DigestUpdate(h, v, strlen(v) + 1); /* with its NUL: "ab","c" is not "a","bc" */
+    }
+  good = good && EVP_DigestFinal_ex(h, d, NULL);
+  EVP_MD_CTX_free(h);
+  if (!good) { /* no digest: forget every document rather than risk serving one across */
+    vd_cache_clear(ctx->cache);
+    return;
+  }
+  uint64_t scope;
+  memcpy(&scope, d, sizeof scope);
+  vd_cache_scope(ctx->cache, scope);
+}
+
+void vd_ctx_env_credentials(vd_ctx *ctx, int on) {
+  if (ctx->cfg.env_credentials == !!on) return;
+  ctx->cfg.env_credentials = !!on;
+  scope_cache(ctx);
+}
+
+vd_url_reach vd_url_reach_of(const char *url) {
+  return vd_store_is_local(url) ? VD_REACH_LOCAL : vd_store_is_remote(url) ? VD_REACH_NETWORK : VD_REACH_NONE;
+}
+
+void vd_url_shown(const char *url, char *out, size_t n) { vd_url_redact(url, out, n); }
 
 static char *show(const vd_ctx *ctx, const setting *s) {
   char buf[600];
@@ -174,6 +223,7 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
                        shown);
       }
       memcpy(base + s->off, value, n + 1);
+      if (s->flags & (CRED | WHERE)) scope_cache(ctx);
       vd_store_config_changed(ctx);
     } else {
       char *end;

@@ -4,6 +4,7 @@
 #ifndef VD_CTX_H
 #define VD_CTX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vd_err.h"
@@ -52,6 +53,11 @@ typedef struct vd_config {
   char azure_key[256];
   char azure_sas_token[4096];
   int progress;              /* 'on': long multi-object jobs report progress on stderr */
+  /* Not a setting: whether the AWS_* / AZURE_STORAGE_* credentials of the process
+   * environment stand in for empty credential settings (on: vd_ctx_new). PostgreSQL
+   * turns it off for any role but a superuser, which would otherwise sign requests with
+   * the server's identity. Change it with vd_ctx_env_credentials. */
+  int env_credentials;
   int vtkhdf_absolute_paths; /* vtkhdf_main: absolute source names instead of relative */
 } vd_config;
 
@@ -92,5 +98,25 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
 int vd_config_setting(int i, const char **key, const char **doc, int *action);
 /* Whether the i-th setting is a secret (a key, a token: never shown back). */
 int vd_config_secret(int i);
+/* What kind of setting the i-th is (0 past the last), for front ends with their own
+ * rules (PostgreSQL: user mappings, superuser-only settings); one table, no second list. */
+#define VD_SETTING_SECRET 0x1     /* never shown back */
+#define VD_SETTING_CREDENTIAL 0x2 /* says who acts (keys, tokens, accounts): PostgreSQL takes
+                                     these from a user mapping, never from a server or table */
+#define VD_SETTING_ENDPOINT 0x4   /* says where s3:// and az:// URLs go */
+#define VD_SETTING_PRIVILEGED 0x8 /* widens what the server reaches, trusts or spends
+                                     (allowed_hosts, ca_file, max_alloc, max_parallel):
+                                     PostgreSQL lets only a superuser change it */
+unsigned vd_config_flags(int i);
+/* Turns the environment's credentials on or off (vd_config.env_credentials). */
+void vd_ctx_env_credentials(vd_ctx *ctx, int on);
+
+/* What reaching a URL takes, as a front end checks it before a call: the server's own
+ * files (a path, file://), the network (http(s)://, s3://, az://), or nothing (a scheme
+ * vdsql does not know: the call refuses it before any request). */
+typedef enum vd_url_reach { VD_REACH_NONE = 0, VD_REACH_LOCAL, VD_REACH_NETWORK } vd_url_reach;
+vd_url_reach vd_url_reach_of(const char *url);
+/* url as messages show it: userinfo and query values hidden (the store's one redaction). */
+void vd_url_shown(const char *url, char *out, size_t n);
 
 #endif

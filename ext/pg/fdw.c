@@ -19,7 +19,6 @@
 #include "utils/rel.h"
 
 PG_FUNCTION_INFO_V1(vdsql_fdw_handler);
-PG_FUNCTION_INFO_V1(vdsql_fdw_validator);
 
 Oid vdpg_type_oid(vd_type t) {
   switch (t) {
@@ -58,6 +57,12 @@ void vdpg_rowid_to_tid(int64_t rowid, ItemPointer tid) {
 
 int64_t vdpg_tid_to_rowid(ItemPointer tid) {
   return ((int64_t)ItemPointerGetBlockNumberNoCheck(tid) << 15) | (ItemPointerGetOffsetNumberNoCheck(tid) - 1);
+}
+
+vd_ctx *vdpg_ftable_ctx(const vdpg_ftable *ft) {
+  vd_ctx *ctx = vdsql_pg_ctx();
+  vdpg_credentials_apply(ctx, ft->serverid);
+  return ctx;
 }
 
 static const vd_relation *relation_named(const char *name) {
@@ -163,6 +168,7 @@ vdpg_ftable *vdpg_ftable_get(Oid relid) {
   char *name = get_rel_name(relid);
   const vd_relation *r = read_options(t->options, name, ft);
   ft->relid = relid;
+  ft->serverid = t->serverid;
   Relation rel = table_open(relid, NoLock);
   TupleDesc d = RelationGetDescr(rel);
   ft->natts = d->natts;
@@ -196,19 +202,14 @@ vdpg_ftable *vdpg_ftable_get(Oid relid) {
   return ft;
 }
 
-Datum vdsql_fdw_validator(PG_FUNCTION_ARGS) {
-  List *options = untransformRelOptions(PG_GETARG_DATUM(0));
-  Oid catalog = PG_GETARG_OID(1);
-  if (catalog == ForeignTableRelationId) {
-    read_options(options, "foreign table", NULL);
-  } else if (options != NIL) {
-    DefElem *d = linitial(options);
-    ereport(ERROR, (errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-                    errmsg("vdsql: no option \"%s\" here: the wrapper's options are those of its foreign tables "
-                           "(relation, on_conflict and the relation's arguments)",
-                           d->defname)));
-  }
-  PG_RETURN_VOID();
+void vdpg_ftable_validate(List *options) {
+  vdpg_ftable ft;
+  const vd_relation *r = read_options(options, "foreign table", &ft);
+  /* the dataset a named table or a fixed argument names is checked as a call's url; a
+   * write is checked again when it happens (vdpg_writer) */
+  for (int k = 0, c; (c = vd_rel_arg_col(r, k)) >= 0; k++)
+    if (ft.fixed[k] && strcmp(r->cols[c].name, "url") == 0) vdpg_check_url(ft.fixed[k], false);
+  if (ft.named) vdpg_check_url(ft.conn[0], false);
 }
 
 /* IMPORT FOREIGN SCHEMA vdsql FROM SERVER s INTO x: one foreign table per relation that

@@ -20,10 +20,11 @@
  *   table takes INSERT and, where the relation allows it, DELETE. */
 typedef struct vdpg_ftable {
   Oid relid;
+  Oid serverid; /* whose user mapping holds the credentials */
   const vd_relation *rel;
   bool named;
   int nconn;
-  char *conn[VDPG_MAX_CONN];     /* connect arguments, in the order of rel->table->args */
+  char *conn[VDPG_MAX_CONN];     /* connect arguments, in the order of rel->table->args (url first) */
   char *fixed[VDSQL_PG_MAX_COLS]; /* per argument k: the option that fixes it, or NULL */
   int conflict;                   /* VD_CONFLICT_*, from the option on_conflict */
   int natts;
@@ -34,11 +35,17 @@ typedef struct vdpg_ftable {
  * (no relation option, a column the relation does not have or of another type) is an
  * error naming the table. */
 vdpg_ftable *vdpg_ftable_get(Oid relid);
+/* The validator's check of a foreign table's options (credentials.c calls it): the
+ * relation, its arguments and connect arguments, on_conflict; a url needs the privileges
+ * a call would need. */
+void vdpg_ftable_validate(List *options);
 /* The declared PostgreSQL type of a core column type (gen_sql's mapping). */
 Oid vdpg_type_oid(vd_type t);
 /* A Datum of any type as a core value for a filter or an inserted row; text and bytes
  * are borrowed from a detoasted copy in the current context. */
 vd_value vdpg_value_of(Datum d, Oid type);
+/* The backend's context with the credentials of the table's server for the current user. */
+vd_ctx *vdpg_ftable_ctx(const vdpg_ftable *ft);
 
 /* The backend's core table of a named foreign table, connected on first use in a
  * transaction and let go at its end. write: the transaction writes it (begin once, and

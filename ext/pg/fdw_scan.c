@@ -143,10 +143,13 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
   vd_err_clear(&s->err);
   if (!none) {
     void *c = NULL;
-    if (s->ft->named)
-      rc = r->table->open(vdsql_pg_ctx(), vdpg_writer(s->ft, false), &c, &s->err);
-    else
-      rc = r->open(vdsql_pg_ctx(), args, nargs, f, nf, &c, &s->err);
+    if (s->ft->named) {
+      void *tab = vdpg_writer(s->ft, false); /* checks the url's privileges */
+      rc = r->table->open(vdpg_ftable_ctx(s->ft), tab, &c, &s->err);
+    } else {
+      vdpg_check_relation_args(r, args, nargs); /* arguments can come from data: checked at each open */
+      rc = r->open(vdpg_ftable_ctx(s->ft), args, nargs, f, nf, &c, &s->err);
+    }
     s->cur = c;
   }
   MemoryContextSwitchTo(old);

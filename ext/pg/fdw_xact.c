@@ -14,7 +14,7 @@
 #include "utils/memutils.h"
 
 typedef struct writer {
-  Oid relid;
+  Oid relid, serverid;
   const vd_relation *rel;
   void *tab;
   bool in_tx;
@@ -49,6 +49,8 @@ static void xact_cb(XactEvent ev, void *arg) {
         if (!w->in_tx) continue;
         vd_err err;
         vd_err_clear(&err);
+        vdpg_ftable ft = {.serverid = w->serverid};
+        vdpg_ftable_ctx(&ft); /* the uploads of the commit use the table's credentials */
         vd_code rc = w->rel->table->sync(w->tab, &err);
         if (rc) vdsql_pg_raise(rc, &err); /* the transaction aborts; ABORT rolls back */
       }
@@ -83,6 +85,8 @@ static void subxact_cb(SubXactEvent ev, SubTransactionId sub, SubTransactionId p
 }
 
 void *vdpg_writer(const vdpg_ftable *ft, bool write) {
+  vdpg_check_url(ft->conn[0], write); /* local files: pg_read/write_server_files, else vdsql_network */
+  vd_ctx *ctx = vdpg_ftable_ctx(ft);
   writer *w = writers;
   while (w && w->relid != ft->relid) w = w->next;
   if (!w) {
@@ -94,10 +98,10 @@ void *vdpg_writer(const vdpg_ftable *ft, bool write) {
     void *tab = NULL;
     vd_err err;
     vd_err_clear(&err);
-    vd_code rc = ft->rel->table->connect(vdsql_pg_ctx(), (const char *const *)ft->conn, ft->nconn, &tab, &err);
+    vd_code rc = ft->rel->table->connect(ctx, (const char *const *)ft->conn, ft->nconn, &tab, &err);
     if (rc) vdsql_pg_raise(rc, &err);
     w = MemoryContextAllocZero(TopMemoryContext, sizeof *w);
-    w->relid = ft->relid, w->rel = ft->rel, w->tab = tab;
+    w->relid = ft->relid, w->serverid = ft->serverid, w->rel = ft->rel, w->tab = tab;
     w->next = writers;
     writers = w;
   }

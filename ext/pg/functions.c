@@ -57,6 +57,7 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
       outcol[nout++] = c;
     }
   }
+  vdpg_check_relation_args(r, args, nargs); /* before anything is reached */
   /* a row's Datums live in a context reset after the tuplestore has copied them: memory
    * stays flat over millions of rows */
   MemoryContext rowcx = AllocSetContextCreate(CurrentMemoryContext, "vdsql row", ALLOCSET_DEFAULT_SIZES);
@@ -109,6 +110,12 @@ Datum vdsql_function(PG_FUNCTION_ARGS) {
   vd_value args[8];
   for (int a = 0; a < n && a < 8; a++)
     args[a] = PG_ARGISNULL(a) ? vd_null() : vdsql_pg_arg(PG_GETARG_DATUM(a), f->arg_types[a]);
+  vdpg_check_function_args(f, args, n < 8 ? n : 8);
+  if ((f->flags & VD_FN_SETTER) && n == f->max_args && args[0].type == VD_TEXT) {
+    char *key = pnstrdup(args[0].p, args[0].n);
+    vdpg_check_setting(key);
+    pfree(key);
+  }
   vd_value out = vd_null();
   vd_err err;
   vd_err_clear(&err);

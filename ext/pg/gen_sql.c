@@ -1,7 +1,9 @@
 /* Writes sql/vdsql--<version>.sql, the PostgreSQL install script, from the relation
  * catalogue: every relation becomes a set-returning function whose parameters are the
  * relation's argument columns and whose result columns are the others; every scalar
- * function becomes a C function. Nothing here is written by hand per relation. */
+ * function becomes a C function. Nothing here is written by hand per relation. Then the
+ * role vdsql_network and the foreign-data wrapper vdsql (its validator; the handler comes
+ * with the foreign tables). */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +23,11 @@ int main(int argc, char **argv) {
   const char *version = argc > 1 ? argv[1] : "0.1";
   printf("-- vdsql %s: generated from the relation catalogue by ext/pg/gen_sql.c; do not edit.\n", version);
   printf("\\echo Use \"CREATE EXTENSION vdsql\" to load this file. \\quit\n\n");
+  /* Reaching the network needs the privileges of vdsql_network, checked when a call runs
+   * (ext/pg/privileges.c), as local files need pg_read_server_files. Roles are
+   * cluster-wide and outlive DROP EXTENSION: made only when absent. */
+  printf("DO $$ BEGIN\n  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'vdsql_network') THEN\n"
+         "    CREATE ROLE vdsql_network NOLOGIN;\n  END IF;\nEND $$;\n\n");
   for (int i = 0; vd_relations[i]; i++) {
     const vd_relation *r = vd_relations[i];
     if (r->flags & VD_REL_TABLE_ONLY) continue; /* named tables become foreign tables (FDW), not functions */
@@ -44,7 +51,8 @@ int main(int argc, char **argv) {
      * a connection's own counters and settings are not a worker's */
     printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s PARALLEL %s;\n",
            (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE", (r->flags & VD_REL_BACKEND) ? "RESTRICTED" : "SAFE");
-    if (r->flags & VD_REL_IO) printf("REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC;\n", r->name);
+    /* EXECUTE stays PUBLIC's: whether a call reads local files or the network depends on
+     * its url, so the call checks (privileges.c) and its refusal names what is needed */
     printf("\n");
   }
   for (int i = 0; vd_functions[i]; i++) {
@@ -57,17 +65,16 @@ int main(int argc, char **argv) {
                                                     : "SAFE";
       printf(") RETURNS %s AS 'MODULE_PATHNAME', 'vdsql_function' LANGUAGE C VOLATILE PARALLEL %s;\n",
              pg_type(f->result), par);
-      if (f->flags & VD_FN_IO) { /* reads files or the network: granted, never PUBLIC's */
-        printf("REVOKE EXECUTE ON FUNCTION %s(", f->name);
-        for (int a = 0; a < n; a++) printf("%s%s", a ? ", " : "", pg_type(f->arg_types[a]));
-        printf(") FROM PUBLIC;\n");
-      }
     }
   }
-  /* the foreign-data wrapper (ext/pg/fdw*.c): every relation as a foreign table, with
-   * WHERE and joins pushed down, and the named tables writable */
+  /* ---- the foreign-data wrapper vdsql (ext/pg/fdw*.c): every relation as a foreign
+   * table, WHERE and joins pushed down, the named tables writable; the validator checks
+   * every option of its objects (ext/pg/credentials.c: credentials only in user mappings;
+   * fdw.c: a foreign table's options against its relation) ---- */
   printf("\nCREATE FUNCTION vdsql_fdw_handler() RETURNS fdw_handler AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n");
-  printf("CREATE FUNCTION vdsql_fdw_validator(text[], oid) RETURNS void AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n");
+  printf("CREATE FUNCTION vdsql_fdw_validator(text[], oid) RETURNS void\n"
+         "  AS 'MODULE_PATHNAME', 'vdsql_fdw_validator' LANGUAGE C STRICT;\n");
   printf("CREATE FOREIGN DATA WRAPPER vdsql HANDLER vdsql_fdw_handler VALIDATOR vdsql_fdw_validator;\n");
+  /* ---- end of the foreign-data wrapper ---- */
   return 0;
 }

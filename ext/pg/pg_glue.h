@@ -14,6 +14,42 @@
 vd_ctx *vdsql_pg_ctx(void);
 /* Brings the context's settings to the vdsql.* GUCs (settings.c); vdsql_pg_ctx calls it. */
 void vdsql_pg_sync_settings(vd_ctx *ctx);
+/* Sets setting i (vd_config_setting's index) of ctx to value (NULL or empty: the core's
+ * default) over its GUC until the next sync, e.g. from a user mapping (settings.c). */
+vd_code vdsql_pg_setting_apply(vd_ctx *ctx, int i, const char *value, vd_err *err);
+/* Checks a value of setting i with the core's words, touching no backend context. */
+vd_code vdsql_pg_setting_check(int i, const char *value, vd_err *err);
+
+/* Privileges, checked when a call runs (privileges.c), each refusal 42501 naming the url
+ * and what it needs: a local path or file:// URL needs pg_read_server_files (and
+ * pg_write_server_files too when write), an absolute path; http(s)://, s3://, az://
+ * need the privileges of vdsql_network. The wrapper calls vdpg_check_url for a foreign
+ * table's url (write for INSERT/UPDATE/DELETE). */
+void vdpg_check_url(const char *url, bool write);
+/* vdpg_check_url for every url argument of a call (a function writes: VD_FN_WRITES). */
+void vdpg_check_relation_args(const vd_relation *r, const vd_value *args, int nargs);
+void vdpg_check_function_args(const vd_function *f, const vd_value *args, int nargs);
+/* vdsql_config(key, value) and a server's options follow SET vdsql.<key>: a secret or a
+ * privileged setting is a superuser's to change. */
+void vdpg_check_setting(const char *key);
+
+/* Credentials (credentials.c): the GUC vdsql.server, defined by _PG_init. */
+void vdpg_credentials_init(void);
+/* Applies a vdsql server's options and the current user's mapping for it (else the
+ * PUBLIC mapping) to ctx: the mapping's credentials replace all of ctx's (the ones it
+ * lacks are empty). The wrapper calls it for a foreign table's server, after
+ * vdsql_pg_ctx. */
+void vdpg_credentials_apply(vd_ctx *ctx, Oid serverid);
+/* The same for the server named by vdsql.server, if any (vdsql_pg_ctx calls it):
+ * 42704 when it names no vdsql server, 42501 without USAGE on it. */
+void vdpg_credentials_current(vd_ctx *ctx);
+/* One option of the wrapper vdsql's objects (catalog: ForeignDataWrapperRelationId,
+ * ForeignServerRelationId, ForeignTableRelationId or UserMappingRelationId), as the
+ * validator vdsql_fdw_validator checks it: credentials only in a user mapping (42501),
+ * no URL carrying credentials elsewhere (42501), other settings on a server (privileged
+ * ones by a superuser), values checked by the core (22023), unknown names refused with
+ * the valid ones (HV00D). */
+void vdpg_validate_option(const char *name, const char *value, Oid catalog);
 
 /* An argument Datum of the declared catalogue type as a core value; text is borrowed
  * from a palloc'd copy that lives as long as the call. */

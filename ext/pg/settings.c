@@ -3,7 +3,11 @@
  * postgresql.conf, and parallel workers get the leader's values. A value is checked by
  * the core when it is set (the same words as vdsql_config's); an empty value means the
  * core's default. Secrets are superuser-only, left out of SHOW ALL and pg_settings,
- * and shown as '(set)' even to a superuser. */
+ * and shown as '(set)' even to a superuser. Privileged settings (what the server may
+ * reach, trust or spend: allowed_hosts, ca_file, max_alloc, max_parallel) are shown but
+ * only a superuser changes them. A server's options and a user mapping's credentials
+ * (credentials.c) are applied over the GUCs through vdsql_pg_setting_apply, so that the
+ * next call finds out what the context holds and brings it back. */
 #include "pg_glue.h"
 
 #include "utils/guc.h"
@@ -22,39 +26,44 @@ static const char *key_of(int i) {
   return vd_config_setting(i, &key, &doc, &action) ? key : NULL;
 }
 
+vd_code vdsql_pg_setting_check(int i, const char *value, vd_err *err) {
+  if (!scratch && !(scratch = vd_ctx_new())) return vd_nomem(err);
+  return vd_config_apply(scratch, key_of(i), value, NULL, err);
+}
+
 static bool check_at(int i, char **newval) {
   if (!*newval || !**newval) return true;
-  if (!scratch && !(scratch = vd_ctx_new())) {
-    GUC_check_errmsg("vdsql: out of memory");
-    return false;
-  }
   vd_err err;
   vd_err_clear(&err);
-  if (vd_config_apply(scratch, key_of(i), *newval, NULL, &err)) {
+  if (vdsql_pg_setting_check(i, *newval, &err)) {
     GUC_check_errmsg("%s", err.msg);
     return false;
   }
   return true;
 }
 
-/* Brings setting i of ctx to its GUC's value: the value, or for empty the core's default,
- * as a context that was never set shows it (a secret's is empty; the environment is read
- * only at request time). */
-static void sync_one(vd_ctx *ctx, int i) {
-  const char *want = values[i] && *values[i] ? values[i] : NULL;
-  if ((!want && !applied[i]) || (want && applied[i] && strcmp(want, applied[i]) == 0)) return;
-  vd_err err;
-  vd_err_clear(&err);
+/* Brings setting i of ctx to value: the value, or for empty the core's default, as a
+ * context that was never set shows it (a secret's is empty; the environment is read
+ * only at request time). A value the core refuses leaves applied[i] as it was, so the
+ * next call tries again. */
+vd_code vdsql_pg_setting_apply(vd_ctx *ctx, int i, const char *value, vd_err *err) {
+  const char *want = value && *value ? value : NULL;
+  if ((!want && !applied[i]) || (want && applied[i] && strcmp(want, applied[i]) == 0)) return VD_OK;
   char *def = NULL;
-  if (!want && (defaults || (defaults = vd_ctx_new()))) vd_config_apply(defaults, key_of(i), NULL, &def, &err);
-  if (want || def) vd_config_apply(ctx, key_of(i), want ? want : def, NULL, &err);
+  vd_code rc = VD_OK;
+  if (!want && (defaults || (defaults = vd_ctx_new()))) rc = vd_config_apply(defaults, key_of(i), NULL, &def, err);
+  if (!rc && (want || def)) rc = vd_config_apply(ctx, key_of(i), want ? want : def, NULL, err);
   free(def);
+  if (rc) return rc;
+  if (applied[i]) explicit_bzero(applied[i], strlen(applied[i])); /* a mapping's secret, maybe */
   free(applied[i]);
   applied[i] = want ? strdup(want) : NULL;
+  return VD_OK;
 }
 
 void vdsql_pg_sync_settings(vd_ctx *ctx) {
-  for (int i = 0; i < nsettings; i++) sync_one(ctx, i);
+  vd_err err; /* a GUC's value was checked when it was set */
+  for (int i = 0; i < nsettings; i++) vdsql_pg_setting_apply(ctx, i, values[i], &err);
 }
 
 static const char *show_secret_at(int i) { return values[i] && *values[i] ? "(set)" : ""; }
@@ -89,10 +98,11 @@ void _PG_init(void) {
     if (action) continue; /* 'stats' 'reset' and the like are not values */
     char name[128];
     snprintf(name, sizeof name, "vdsql.%s", key);
-    int secret = vd_config_secret(i);
-    DefineCustomStringVariable(strdup(name), doc, NULL, &values[i], "", secret ? PGC_SUSET : PGC_USERSET,
+    int secret = vd_config_secret(i), privileged = (vd_config_flags(i) & VD_SETTING_PRIVILEGED) != 0;
+    DefineCustomStringVariable(strdup(name), doc, NULL, &values[i], "", secret || privileged ? PGC_SUSET : PGC_USERSET,
                                secret ? GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL : 0, checks[i], NULL,
                                secret ? shows[i] : NULL);
   }
+  vdpg_credentials_init(); /* vdsql.server, PostgreSQL's own */
   MarkGUCPrefixReserved("vdsql");
 }

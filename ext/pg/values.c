@@ -31,6 +31,10 @@ vd_ctx *vdsql_pg_ctx(void) {
     backend_ctx->interrupted = pg_interrupted;
   }
   vdsql_pg_sync_settings(backend_ctx);
+  /* the environment's AWS_* / AZURE_STORAGE_* credentials are the server's identity: a
+   * superuser's only, decided per call (SET ROLE, SECURITY DEFINER change who runs) */
+  vd_ctx_env_credentials(backend_ctx, superuser());
+  vdpg_credentials_current(backend_ctx);
   return backend_ctx;
 }
 

@@ -133,6 +133,10 @@ int main(void) {
   setenv("AZURE_STORAGE_CONNECTION_STRING", "AccountName=envacct;AccountKey=" KEY2, 1);
   ok(vd_az_cred_load(&ctx->cfg, &c, &err) == VD_OK && strcmp(c.account, "envacct") == 0,
      "nothing set with vdsql_config: the environment is read when asked (%s)", c.account);
+  vd_ctx_env_credentials(ctx, 0);
+  ok(vd_az_cred_load(&ctx->cfg, &c, &err) == VD_INVALID && strstr(err.msg, "none given"),
+     "with env_credentials off (PostgreSQL, not a superuser) the environment is not read: %s", err.msg);
+  vd_ctx_env_credentials(ctx, 1);
   ok(cfg_is(ctx, "azure_key", KEY, "(set)"), "vdsql_config('azure_key', ...) answers '(set)', not the key");
   ok(cfg_is(ctx, "azure_key", NULL, "(set)"), "reading it back: '(set)'");
   ok(cfg_is(ctx, "azure_sas_token", NULL, ""), "an unset secret reads ''");

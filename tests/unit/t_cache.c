@@ -1,4 +1,5 @@
-/* Document cache: hits, byte bound (least recently used out first), time-to-live. */
+/* Document cache: hits, byte bound (least recently used out first), time-to-live, and
+ * scopes (the credentials in force): a document is found only under its own scope. */
 #include <string.h>
 #include <unistd.h>
 
@@ -34,6 +35,22 @@ int main(void) {
   vd_cache_put(c, "h", huge, 1500);
   ok(vd_cache_get(c, "h", 60) == NULL, "a document over half the bound is not cached");
   vd_blob_unref(huge);
+  vd_blob *mine = vd_blob_new("mine", 4);
+  vd_cache_scope(c, 1);
+  vd_cache_put(c, "s", mine, 5000);
+  vd_cache_scope(c, 2);
+  ok(vd_cache_get(c, "s", 60) == NULL, "a document stored under one scope is not found under another");
+  vd_blob *theirs = vd_blob_new("theirs", 6);
+  vd_cache_put(c, "s", theirs, 5000);
+  vd_cache_scope(c, 1);
+  vd_blob *back = vd_cache_get(c, "s", 60);
+  ok(back && back->len == 4, "each scope keeps its own copy of a key");
+  vd_blob_unref(back);
+  vd_cache_drop(c, "s");
+  vd_cache_scope(c, 2);
+  ok(vd_cache_get(c, "s", 60) == NULL, "a drop (after a write) takes the key's copy under every scope");
+  vd_blob_unref(mine);
+  vd_blob_unref(theirs);
   vd_blob_unref(b);
   vd_cache_free(c);
   return done_testing();

@@ -211,7 +211,9 @@ vd_code vd_az_cred_load(const vd_config *cfg, vd_az_cred *c, vd_err *err) {
   vd_az_settings st = {cfg->azure_connection_string, cfg->azure_account, cfg->azure_key, cfg->azure_sas_token, 1};
   /* settings given per connection replace the environment as a whole: mixing a key
    * from one with an account from the other would sign for an account nobody chose */
-  if (!*st.connection_string && !*st.account && !*st.key && !*st.sas_token) {
+  /* ... and the environment stands in only where env_credentials allows it (PostgreSQL:
+   * superusers), since it is the server's own identity */
+  if (cfg->env_credentials && !*st.connection_string && !*st.account && !*st.key && !*st.sas_token) {
     vd_az_settings env = {getenv("AZURE_STORAGE_CONNECTION_STRING"), getenv("AZURE_STORAGE_ACCOUNT"),
                           getenv("AZURE_STORAGE_KEY"), getenv("AZURE_STORAGE_SAS_TOKEN"), 0};
     return vd_az_cred_parse(&env, c, err);

@@ -31,8 +31,8 @@ typedef struct vd_az_cred {
 /* Parses the settings: a connection string wins; otherwise account with key or SAS.
  * Every fault has one wording naming the setting, never its secret value. */
 vd_code vd_az_cred_parse(const vd_az_settings *s, vd_az_cred *out, vd_err *err);
-/* The settings of ctx (vdsql_config's azure_* keys) when any is set, else the
- * environment's AZURE_STORAGE_* variables, parsed. */
+/* The settings of ctx (vdsql_config's azure_* keys) when any is set, else (when
+ * cfg->env_credentials) the environment's AZURE_STORAGE_* variables, parsed. */
 vd_code vd_az_cred_load(const vd_config *cfg, vd_az_cred *out, vd_err *err);
 /* Wipes the secrets. */
 void vd_az_cred_clear(vd_az_cred *c);

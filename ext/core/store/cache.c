@@ -1,5 +1,6 @@
 /* Bounded LRU + TTL document cache (see cache.h): a chained hash table threaded
- * with a doubly linked recency list. */
+ * with a doubly linked recency list. Every entry carries the scope it was stored under
+ * (the identity of the credentials in force) and is found only under that scope. */
 #include "cache.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 typedef struct entry {
   char *key;
+  uint64_t scope;              /* the credentials it was fetched with (vd_cache_scope) */
   vd_blob *blob;
   double stamp;
   struct entry *hnext;         /* hash chain */
@@ -18,6 +20,7 @@ struct vd_cache {
   entry **tab;
   size_t nbuckets, count;
   int64_t bytes;
+  uint64_t scope;              /* what lookups and stores are keyed with now */
   entry *head, *tail;
 };
 
@@ -73,11 +76,14 @@ static void remove_entry(vd_cache *c, entry *e) {
   free(e);
 }
 
-static entry *find(vd_cache *c, const char *key) {
+/* key's entry under the current scope; with any_scope, the first under any scope */
+static entry *find(vd_cache *c, const char *key, int any_scope) {
   for (entry *e = c->tab[hash(key) % c->nbuckets]; e; e = e->hnext)
-    if (strcmp(e->key, key) == 0) return e;
+    if ((any_scope || e->scope == c->scope) && strcmp(e->key, key) == 0) return e;
   return NULL;
 }
+
+void vd_cache_scope(vd_cache *c, uint64_t scope) { c->scope = scope; }
 
 void vd_cache_clear(vd_cache *c) {
   while (c->head) remove_entry(c, c->head);
@@ -91,7 +97,7 @@ void vd_cache_free(vd_cache *c) {
 }
 
 vd_blob *vd_cache_get(vd_cache *c, const char *key, double ttl) {
-  entry *e = find(c, key);
+  entry *e = find(c, key, 0);
   if (!e) return NULL;
   if (ttl <= 0 || now() - e->stamp > ttl) {
     remove_entry(c, e);
@@ -126,7 +132,7 @@ void vd_cache_trim(vd_cache *c, int64_t max_bytes) {
 }
 
 void vd_cache_put(vd_cache *c, const char *key, vd_blob *b, int64_t max_bytes) {
-  entry *old = find(c, key);
+  entry *old = find(c, key, 0);
   if (old) remove_entry(c, old);
   if ((int64_t)b->len > max_bytes / 2) return; /* one document may not flush everything else */
   entry *e = calloc(1, sizeof *e);
@@ -135,6 +141,7 @@ void vd_cache_put(vd_cache *c, const char *key, vd_blob *b, int64_t max_bytes) {
     return;
   }
   e->blob = vd_blob_ref(b);
+  e->scope = c->scope;
   e->stamp = now();
   size_t h = hash(key) % c->nbuckets;
   e->hnext = c->tab[h];
@@ -146,9 +153,9 @@ void vd_cache_put(vd_cache *c, const char *key, vd_blob *b, int64_t max_bytes) {
   vd_cache_trim(c, max_bytes);
 }
 
+/* Every scope's copy goes: a write changed the object for everyone. */
 void vd_cache_drop(vd_cache *c, const char *key) {
-  entry *e = find(c, key);
-  if (e) remove_entry(c, e);
+  for (entry *e; (e = find(c, key, 1));) remove_entry(c, e);
 }
 
 int64_t vd_cache_bytes(const vd_cache *c) { return c->bytes; }

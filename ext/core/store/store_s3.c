@@ -33,20 +33,24 @@ typedef struct creds {
   const char *endpoint, *region, *key, *secret, *token;
 } creds;
 
-static const char *pick(const char *cfg, const char *env) {
+/* cfg, else the environment variable env (when use_env) */
+static const char *pick(const char *cfg, const char *env, int use_env) {
   if (cfg[0]) return cfg;
-  const char *e = getenv(env);
+  const char *e = use_env ? getenv(env) : NULL;
   return e ? e : "";
 }
 
 static void creds_of(const vd_ctx *ctx, creds *c) {
-  c->endpoint = pick(ctx->cfg.s3_endpoint, "AWS_ENDPOINT_URL");
-  c->region = pick(ctx->cfg.s3_region, "AWS_REGION");
-  if (!c->region[0]) c->region = pick("", "AWS_DEFAULT_REGION");
+  /* where requests go is not who signs them: the endpoint and region come from the
+   * environment whatever env_credentials says; the key, secret and token only with it */
+  int cred_env = ctx->cfg.env_credentials;
+  c->endpoint = pick(ctx->cfg.s3_endpoint, "AWS_ENDPOINT_URL", 1);
+  c->region = pick(ctx->cfg.s3_region, "AWS_REGION", 1);
+  if (!c->region[0]) c->region = pick("", "AWS_DEFAULT_REGION", 1);
   if (!c->region[0]) c->region = "us-east-1";
-  c->key = pick(ctx->cfg.s3_access_key_id, "AWS_ACCESS_KEY_ID");
-  c->secret = pick(ctx->cfg.s3_secret_access_key, "AWS_SECRET_ACCESS_KEY");
-  c->token = pick(ctx->cfg.s3_session_token, "AWS_SESSION_TOKEN");
+  c->key = pick(ctx->cfg.s3_access_key_id, "AWS_ACCESS_KEY_ID", cred_env);
+  c->secret = pick(ctx->cfg.s3_secret_access_key, "AWS_SECRET_ACCESS_KEY", cred_env);
+  c->token = pick(ctx->cfg.s3_session_token, "AWS_SESSION_TOKEN", cred_env);
 }
 
 /* Appends s[0, n) percent-decoded (when decode) and then encoded as SigV4 wants it
