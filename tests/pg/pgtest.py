@@ -59,11 +59,18 @@ gen = run([sys.executable, 'tests/gen/mkvds.py', 'tests', data], cwd=top)
 gen2 = run([sys.executable, 'tests/gen/mklindi.py', 'tests', os.path.join(data, 'lindi')], cwd=top)
 if gen.returncode or gen2.returncode:
     bail('generating the test datasets failed: ' + gen.stderr[-300:] + gen2.stderr[-300:])
-for root, dirs, files in os.walk(work):
-    for d in dirs:
-        os.chmod(os.path.join(root, d), 0o755)
-    for f in files:
-        os.chmod(os.path.join(root, f), 0o644)
+
+
+def readable(top_dir):
+    """Makes what a suite generates under top_dir readable by the postgres user."""
+    for root, dirs, files in os.walk(top_dir):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+
+
+readable(work)
 
 state = os.path.join(work, 'pg')
 r = run([os.path.join(top, 'scripts/pg-test-server'), 'start', state])
@@ -75,8 +82,27 @@ for line in r.stdout.splitlines():
     env[k] = v
 
 
-def psql(sql):
-    return run(['psql', '-X', '-q', '-A', '-t', '-F', '|', '-v', 'ON_ERROR_STOP=1', '-c', sql], env=env)
+clusters = [state]
+
+
+def cluster(name):
+    """Another temporary cluster (scripts/pg-test-server, loopback only) from the same
+    PostgreSQL tree, e.g. the shards of tests/pg/shards.t; stop() removes it. Returns the
+    environment for its psql (PGHOST, PGPORT, ...)."""
+    st = os.path.join(work, 'pg-' + name)
+    r = run([os.path.join(top, 'scripts/pg-test-server'), 'start', st])
+    if r.returncode:
+        bail(f'the temporary PostgreSQL cluster {name} did not start: ' + r.stderr[-500:])
+    clusters.append(st)
+    e = dict(os.environ)
+    for line in r.stdout.splitlines():
+        k, _, v = line.partition('=')
+        e[k] = v
+    return e
+
+
+def psql(sql, e=None):
+    return run(['psql', '-X', '-q', '-A', '-t', '-F', '|', '-v', 'ON_ERROR_STOP=1', '-c', sql], env=e or env)
 
 
 def sqlite(sql):
@@ -99,7 +125,8 @@ def norm(text):
 
 
 def stop():
-    run([os.path.join(top, 'scripts/pg-test-server'), 'stop', state])
+    for st in clusters:
+        run([os.path.join(top, 'scripts/pg-test-server'), 'stop', st])
     shutil.rmtree(work, ignore_errors=True)
 
 
