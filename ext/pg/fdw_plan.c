@@ -119,20 +119,31 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   const vd_relation *r = ps->ft->rel;
   vd_filter f[VDSQL_PG_MAX_COLS];
   int nf = 0;
+  List *checked = NIL; /* the clauses that filter the relation's rows, not those binding its arguments */
   ListCell *lc;
   foreach (lc, baserel->baserestrictinfo) {
     RestrictInfo *ri = lfirst(lc);
     int col;
     vd_op op;
     Expr *other;
-    if (ps->ft->named || !match(ri->clause, baserel->relid, ps->ft, &col, &op, &other)) continue;
+    if (ps->ft->named || !match(ri->clause, baserel->relid, ps->ft, &col, &op, &other)) {
+      checked = lappend(checked, ri);
+      continue;
+    }
     int k = arg_k(r, col);
-    if (k >= 0 && op == VD_OP_EQ) ps->base_bound |= (uint64)1 << k;
-    else if (k < 0 && (r->cols[col].flags & VD_COL_PUSH) && nf < VDSQL_PG_MAX_COLS)
-      f[nf++] = (vd_filter){col, op, NULL, 0};
+    if (k >= 0 && op == VD_OP_EQ && !(ps->base_bound & ((uint64)1 << k))) {
+      ps->base_bound |= (uint64)1 << k; /* consumed as in plan(): the first such clause per argument */
+      continue;
+    }
+    checked = lappend(checked, ri);
+    if (k < 0 && (r->cols[col].flags & VD_COL_PUSH) && nf < VDSQL_PG_MAX_COLS) f[nf++] = (vd_filter){col, op, NULL, 0};
   }
   ps->rows = ps->ft->named || !r->estimate ? 1000 : r->estimate(f, nf);
-  baserel->rows = clamp_row_est(ps->rows * clauselist_selectivity(root, baserel->baserestrictinfo, 0, JOIN_INNER, NULL));
+  /* The estimate is already per scan of the bound arguments: `url = ...` picks the
+   * dataset and removes none of its rows, so its default selectivity (0.005) must not
+   * count. Counted, a 1M-row layer was estimated at 25 rows, and GROUP BY got a sort
+   * spilling to disk instead of a hash aggregate (2/3 of the query's time). */
+  baserel->rows = clamp_row_est(ps->rows * clauselist_selectivity(root, checked, 0, JOIN_INNER, NULL));
   baserel->fdw_private = ps;
 }
 
