@@ -16,6 +16,24 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+/* How iterate gets one attribute the query reads, worked out once per scan (the
+ * columns read come from the plan) instead of once per attribute and row. */
+enum { READ_ARG, READ_INT, READ_COLUMN };
+typedef struct att_read {
+  int att;   /* the slot's attribute (0-based) */
+  int col;   /* the relation's column */
+  int how;   /* READ_* */
+  int idx;   /* READ_ARG: the argument k; READ_INT: the index in the relation's ints() row */
+  /* A text column's last value as a text Datum, reused while the core gives the same
+   * bytes (status has four values over a million rows): no check of the encoding, no
+   * palloc, no copy for a repeated value. The buffer is the scan's and is overwritten by
+   * the next different value: a row's Datums live until the next row, as they did in
+   * the per-row context before. */
+  text *buf;
+  size_t cap;    /* bytes for the text's data in buf */
+  bool cached;   /* buf holds a checked value */
+} att_read;
+
 typedef struct scan_state {
   vdpg_ftable *ft;
   void *cur;       /* the core's cursor, or NULL */
@@ -28,6 +46,8 @@ typedef struct scan_state {
   Datum args[VDSQL_PG_MAX_COLS]; /* argument columns' values, returned as they were bound */
   bool argnull[VDSQL_PG_MAX_COLS];
   MemoryContext cx, rowcx;
+  int nread;
+  att_read *read; /* the attributes the query reads, in attribute order */
   vd_err err;
 } scan_state;
 
@@ -59,6 +79,22 @@ static void begin(ForeignScanState *node, int eflags) {
   ListCell *lc;
   int i = 0;
   foreach (lc, binds) s->binds[i++] = intVal(lfirst(lc));
+  const vd_relation *r = s->ft->rel;
+  s->read = palloc0(sizeof(att_read) * (s->ft->natts + 1));
+  for (int a = 0; a < s->ft->natts; a++) {
+    int c = s->ft->attcol[a];
+    if (c < 0 || !(s->cols & ((uint64)1 << (c < 63 ? c : 63)))) continue; /* stays NULL */
+    att_read *x = &s->read[s->nread++];
+    x->att = a, x->col = c;
+    if (r->cols[c].flags & VD_COL_ARG) {
+      x->how = READ_ARG;
+      for (int j = 0; j < c; j++) x->idx += (r->cols[j].flags & VD_COL_ARG) != 0;
+    } else if (r->ints && r->int_col && r->int_col[c] >= 0) {
+      x->how = READ_INT, x->idx = r->int_col[c];
+    } else {
+      x->how = READ_COLUMN;
+    }
+  }
   MemoryContextSwitchTo(old);
   s->exprs = ExecInitExprList(fs->fdw_exprs, (PlanState *)node);
 }
@@ -159,6 +195,32 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
   if (rc) vdsql_pg_raise(rc, &s->err);
 }
 
+/* A text value of a text column as a Datum in the column's buffer: the last one again
+ * when the bytes are the same, else checked and copied in. */
+static vd_code text_datum(scan_state *s, att_read *x, const vd_value *v, Datum *out) {
+  const char *p = v->p ? v->p : "";
+  size_t n = v->n;
+  if (x->cached && VARSIZE(x->buf) - VARHDRSZ == n && memcmp(VARDATA(x->buf), p, n) == 0) {
+    *out = PointerGetDatum(x->buf);
+    return VD_OK;
+  }
+  x->cached = false;
+  vd_code rc = vdsql_pg_text_check(p, n, s->ft->rel->cols[x->col].name, &s->err);
+  if (rc) return rc;
+  if (!x->buf || n > x->cap) {
+    size_t cap = n < 32 ? 32 : n * 2;
+    if (cap > MaxAllocSize - VARHDRSZ) cap = n; /* too long to double: an error below if too long at all */
+    text *b = MemoryContextAlloc(s->cx, VARHDRSZ + cap);
+    if (x->buf) pfree(x->buf);
+    x->buf = b, x->cap = cap;
+  }
+  SET_VARSIZE(x->buf, VARHDRSZ + n);
+  if (n) memcpy(VARDATA(x->buf), p, n);
+  x->cached = true;
+  *out = PointerGetDatum(x->buf);
+  return VD_OK;
+}
+
 static TupleTableSlot *iterate(ForeignScanState *node) {
   scan_state *s = node->fdw_state;
   TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
@@ -171,32 +233,37 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
     if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
   }
   if (!s->cur || r->eof(s->cur)) return slot;
+  /* only what vdsql_pg_datum allocates (bytea, numbers as text) lives here; a
+   * context nothing was allocated in since its last reset is not reset again */
   MemoryContextReset(s->rowcx);
-  MemoryContext old = MemoryContextSwitchTo(s->rowcx);
+  /* every attribute NULL but those read: the unread ones are never looked at */
+  memset(slot->tts_isnull, true, sizeof(bool) * s->ft->natts);
   const int64_t *iv = r->ints ? r->ints(s->cur) : NULL;
-  for (int i = 0; i < s->ft->natts && rc == VD_OK; i++) {
-    int c = s->ft->attcol[i];
-    slot->tts_isnull[i] = true;
-    slot->tts_values[i] = (Datum)0;
-    if (c < 0 || !(s->cols & ((uint64)1 << (c < 63 ? c : 63)))) continue;
-    if (r->cols[c].flags & VD_COL_ARG) {
-      int k = 0;
-      for (int j = 0; j < c; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
-      slot->tts_isnull[i] = s->argnull[k];
-      slot->tts_values[i] = s->args[k];
+  for (int j = 0; j < s->nread && rc == VD_OK; j++) {
+    att_read *x = &s->read[j];
+    Datum *d = &slot->tts_values[x->att];
+    bool *isnull = &slot->tts_isnull[x->att];
+    if (x->how == READ_ARG) {
+      *isnull = s->argnull[x->idx];
+      *d = s->args[x->idx];
       continue;
     }
-    int fast = iv && r->int_col ? r->int_col[c] : -1;
     vd_value v = vd_null();
-    if (fast >= 0)
-      v = iv[fast] == VD_INT_NULL ? vd_null() : vd_int(iv[fast]);
-    else
-      rc = r->column(s->cur, c, &v, &s->err);
-    if (rc == VD_OK)
-      rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &slot->tts_values[i], &slot->tts_isnull[i], &s->err);
+    if (x->how == READ_INT && iv) {
+      if (iv[x->idx] != VD_INT_NULL) *isnull = false, *d = Int64GetDatum(iv[x->idx]);
+      continue;
+    }
+    if ((rc = r->column(s->cur, x->col, &v, &s->err))) break;
+    if (v.type == VD_TEXT && r->cols[x->col].type == VD_TEXT) {
+      rc = text_datum(s, x, &v, d);
+      *isnull = rc != VD_OK;
+    } else if (v.type != VD_NULL) {
+      MemoryContext old = MemoryContextSwitchTo(s->rowcx);
+      rc = vdsql_pg_datum(&v, r->cols[x->col].type, r->cols[x->col].name, d, isnull, &s->err);
+      MemoryContextSwitchTo(old);
+    }
     if (v.dtor) v.dtor((void *)v.p);
   }
-  MemoryContextSwitchTo(old);
   if (rc) vdsql_pg_raise(rc, &s->err);
   ExecStoreVirtualTuple(slot);
   if (s->ft->named && r->rowid) vdpg_rowid_to_tid(r->rowid(s->cur), &slot->tts_tid);

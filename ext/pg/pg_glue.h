@@ -60,6 +60,9 @@ vd_value vdsql_pg_arg(Datum d, vd_type declared);
  * fraction, is an error returned by name. */
 vd_code vdsql_pg_datum(const vd_value *v, vd_type declared, const char *column, Datum *out, bool *isnull,
                        vd_err *err);
+/* Checks that n bytes of a text value are valid in the database encoding (the core's
+ * text comes from files and the network: nothing guarantees it), as vdsql_pg_datum does. */
+vd_code vdsql_pg_text_check(const char *p, size_t n, const char *column, vd_err *err);
 /* Raises the core's error with the SQLSTATE of its code (one mapping, here). */
 void vdsql_pg_raise(vd_code rc, const vd_err *err) pg_attribute_noreturn();
 

@@ -60,6 +60,12 @@ static bytea *bytes_of(const vd_value *v) {
   return b;
 }
 
+vd_code vdsql_pg_text_check(const char *p, size_t n, const char *column, vd_err *err) {
+  if (!pg_verify_mbstr(GetDatabaseEncoding(), p ? p : "", (int)n, true))
+    return vd_fail(err, VD_INVALID, "column %s: the value is not valid %s text", column, GetDatabaseEncodingName());
+  return VD_OK;
+}
+
 vd_code vdsql_pg_datum(const vd_value *v, vd_type declared, const char *column, Datum *out, bool *isnull,
                        vd_err *err) {
   *isnull = v->type == VD_NULL;
@@ -93,9 +99,8 @@ vd_code vdsql_pg_datum(const vd_value *v, vd_type declared, const char *column, 
       size_t n = v->n;
       if (v->type == VD_INT) n = (size_t)snprintf(num, sizeof num, "%lld", (long long)v->i), p = num;
       else if (v->type == VD_REAL) n = (size_t)snprintf(num, sizeof num, "%.17g", v->r), p = num;
-      if (!pg_verify_mbstr(GetDatabaseEncoding(), p ? p : "", (int)n, true))
-        return vd_fail(err, VD_INVALID, "column %s: the value is not valid %s text", column,
-                       GetDatabaseEncodingName());
+      vd_code rc = vdsql_pg_text_check(p, n, column, err);
+      if (rc) return rc;
       *out = PointerGetDatum(cstring_to_text_with_len(p ? p : "", (int)n));
       return VD_OK;
     }
