@@ -10,6 +10,8 @@
     layout, LayerStatus and one page; 4 for a box over two pages; 2 for positions alone)
     and EXPLAIN VERBOSE showing the arguments, hints, columns and LIMIT handed over; the
     function, which sees no WHERE, reads every page;
+  - the per-row path: text values repeated and changing row after row, a file name that
+    is not UTF-8 (an error); the row estimate not cut by the arguments' clauses;
   - a scan without an argument is refused naming it; options check their names."""
 import os
 import re
@@ -149,6 +151,27 @@ try:
              "SELECT count(*) FROM v.survey_layers")
     ok(p.returncode == 0 and p.stdout.split()[-1:] == ['5'],
        'an option named as an argument fixes it: a table of the survey\'s layers (5)', p.stdout + p.stderr)
+    # the scan's per-row path: a text column's value is reused while its bytes repeat
+    # (status), replaced when they change (key, every row), and checked when new
+    q = "SELECT chunk, status, key, status || '/' || key FROM {} ORDER BY 1"
+    p = psql(q.format(f"v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}'"))
+    s = sqlite(q.format(f"vds_chunks('{ds}', '{L0}')"))
+    ok(p.returncode == 0 and norm(p.stdout) == norm(s.stdout) and len(p.stdout.split()) == 24,
+       'text columns read row after row (status repeats, key changes) give SQLite\'s values', p.stdout + p.stderr + s.stdout)
+    bad = os.path.join(data, 'badnames')
+    os.makedirs(bad)
+    for name in (b'a', b'b\xff', b'c'):
+        open(os.path.join(bad.encode(), name), 'w').close()
+    r = psql(f"SELECT key FROM v.store_objects WHERE url = '{bad}/' ORDER BY key")
+    r2 = psql(f"SELECT count(*) FROM v.store_objects WHERE url = '{bad}/' AND key <> 'a'")
+    ok(r.returncode != 0 and 'column key: the value is not valid UTF8 text' in r.stderr
+       and 'column key: the value is not valid UTF8 text' in r2.stderr,
+       'a file name that is not UTF-8 is an error naming the column (its bytes are checked, not only the first value\'s)',
+       r.stdout + r.stderr + r2.stdout + r2.stderr)
+    x = psql(f"EXPLAIN SELECT status, count(*) FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' GROUP BY status").stdout
+    ok('HashAggregate' in x and re.search(r'Foreign Scan on vds_chunks .*rows=1000000 ', x),
+       'the arguments bound by WHERE do not cut the estimate (they pick the dataset): the relation\'s 1000000 rows, '
+       'and GROUP BY a hash aggregate', x)
     r = psql("SELECT 1")
     ok(r.returncode == 0, 'the backend still answers after the errors', r.stderr)
 finally:
