@@ -32,6 +32,7 @@ struct vds_pages {
   /* the page the last lookup used */
   vd_blob *page;
   int64_t page_of;
+  int64_t page_first;    /* page_of's first chunk, when page is set (a scan's fast path) */
   unsigned char cur[28]; /* the last entry's bytes (e.levels points here) */
   /* scan */
   vds_pages_next_fn next;
