@@ -47,6 +47,7 @@ typedef struct {
 } chunks_cur;
 
 static const char *status_name[] = {"unwritten", "data", "constant", "novalue"};
+static const size_t status_len[] = {9, 4, 8, 7}; /* no strlen per row */
 
 static int cmp64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -349,15 +350,29 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   switch (col) {
     case C_CHUNK: *v = vd_int(k->chunk); break;
     case C_PAGE: *v = l->has_pages ? vd_int(k->chunk / l->page_size) : vd_null(); break;
-    case C_STATUS: *v = k->has_entry ? vd_text(status_name[e->status]) : vd_null(); break;
+    case C_STATUS: *v = k->has_entry ? vd_textn(status_name[e->status], status_len[e->status]) : vd_null(); break;
     case C_HASH: *v = k->has_entry ? vd_int((int64_t)e->hash) : vd_null(); break;
     case C_CONST: *v = k->has_entry && e->status == VDS_S_CONSTANT ? vd_real(e->constant) : vd_null(); break;
     case C_OBJSIZE: *v = written && l->entry_size == 28 ? vd_int(e->object_size) : vd_null(); break;
     case C_LEVELS: *v = written && e->levels ? vd_blob_val(e->levels, 16) : vd_null(); break;
-    default:
-      snprintf(k->key, sizeof k->key, "%s/%lld", l->name, (long long)k->chunk);
-      *v = vd_text(k->key);
+    default: { /* "<layer>/<chunk>", without snprintf: a function reads it for every row */
+      size_t n = strlen(l->name);
+      if (n + 22 > sizeof k->key) {
+        snprintf(k->key, sizeof k->key, "%s/%lld", l->name, (long long)k->chunk);
+        *v = vd_text(k->key);
+        break;
+      }
+      char digits[21], *d = digits + sizeof digits;
+      uint64_t x = (uint64_t)k->chunk; /* chunk >= 0 on a row */
+      do *--d = (char)('0' + x % 10); while (x /= 10);
+      memcpy(k->key, l->name, n);
+      k->key[n] = '/';
+      size_t nd = (size_t)(digits + sizeof digits - d);
+      memcpy(k->key + n + 1, d, nd);
+      k->key[n + 1 + nd] = 0;
+      *v = vd_textn(k->key, n + 1 + nd);
       break;
+    }
   }
   return VD_OK;
 }
