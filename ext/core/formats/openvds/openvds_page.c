@@ -3,10 +3,11 @@
 
 #include "openvds.h"
 
+/* Written out rather than as a loop: compilers make this one 8-byte load (a loop stayed
+ * eight dependent steps, and every row of a chunk scan decodes one). */
 static uint64_t le64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
+         (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
 
 int vds_hash_status(uint64_t hash) {
