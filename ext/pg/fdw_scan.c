@@ -46,6 +46,7 @@ typedef struct scan_state {
   Datum args[VDSQL_PG_MAX_COLS]; /* argument columns' values, returned as they were bound */
   bool argnull[VDSQL_PG_MAX_COLS];
   MemoryContext cx, rowcx;
+  bool rowcx_used; /* since its last reset */
   int nread;
   att_read *read; /* the attributes the query reads, in attribute order */
   vd_err err;
@@ -233,9 +234,10 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
     if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
   }
   if (!s->cur || r->eof(s->cur)) return slot;
-  /* only what vdsql_pg_datum allocates (bytea, numbers as text) lives here; a
-   * context nothing was allocated in since its last reset is not reset again */
-  MemoryContextReset(s->rowcx);
+  /* only what vdsql_pg_datum allocates (bytea, numbers as text) lives in rowcx: reset
+   * when the last row used it */
+  if (s->rowcx_used) MemoryContextReset(s->rowcx);
+  s->rowcx_used = false;
   /* every attribute NULL but those read: the unread ones are never looked at */
   memset(slot->tts_isnull, true, sizeof(bool) * s->ft->natts);
   const int64_t *iv = r->ints ? r->ints(s->cur) : NULL;
@@ -259,6 +261,7 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
       *isnull = rc != VD_OK;
     } else if (v.type != VD_NULL) {
       MemoryContext old = MemoryContextSwitchTo(s->rowcx);
+      s->rowcx_used = true;
       rc = vdsql_pg_datum(&v, r->cols[x->col].type, r->cols[x->col].name, d, isnull, &s->err);
       MemoryContextSwitchTo(old);
     }
