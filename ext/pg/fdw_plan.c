@@ -28,6 +28,7 @@ typedef struct plan_state {
   vdpg_ftable *ft;
   uint64 base_bound; /* arguments bound by an option or a WHERE clause without other tables */
   double rows;       /* per scan, the arguments bound */
+  List *checked;     /* base clauses that filter rows (not those binding arguments) */
 } plan_state;
 
 static bool own_var(Node *n, Index varno, AttrNumber *att) {
@@ -144,6 +145,7 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
    * count. Counted, a 1M-row layer was estimated at 25 rows, and GROUP BY got a sort
    * spilling to disk instead of a hash aggregate (2/3 of the query's time). */
   baserel->rows = clamp_row_est(ps->rows * clauselist_selectivity(root, checked, 0, JOIN_INNER, NULL));
+  ps->checked = checked;
   baserel->fdw_private = ps;
 }
 
@@ -230,10 +232,25 @@ static void paths(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
     }
     if (need & ~bound) continue;
     ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
-    double rows = clamp_row_est(ps->rows);
+    /* rows per scan: as in rel_size, the join clauses that bind arguments filter
+     * nothing (ppi_rows counts them: 25 rows for a 1M-chunk layer joined on url and
+     * layer, and a Memoize that overflowed above it); the others do */
+    List *filter = list_copy(ps->checked);
+    if (ppi) {
+      foreach (lc2, ppi->ppi_clauses) { /* equivalences make new clauses: matched, not compared */
+        RestrictInfo *ri = lfirst(lc2);
+        int col;
+        vd_op op;
+        Expr *other;
+        if (!match(ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ ||
+            arg_k(ps->ft->rel, col) < 0)
+          filter = lappend(filter, ri);
+      }
+    }
+    double rows = clamp_row_est(ps->rows * clauselist_selectivity(root, filter, 0, JOIN_INNER, NULL));
     costs(ps, rows, &startup, &total);
-    add_path(baserel, (Path *)create_foreignscan_path(root, baserel, NULL, ppi ? ppi->ppi_rows : rows, startup,
-                                                      total, NIL, outer, NULL, NIL));
+    add_path(baserel, (Path *)create_foreignscan_path(root, baserel, NULL, rows, startup, total, NIL, outer, NULL,
+                                                      NIL));
   }
 }
 

@@ -11,7 +11,8 @@
     and EXPLAIN VERBOSE showing the arguments, hints, columns and LIMIT handed over; the
     function, which sees no WHERE, reads every page;
   - the per-row path: text values repeated and changing row after row, a file name that
-    is not UTF-8 (an error); the row estimate not cut by the arguments' clauses;
+    is not UTF-8 (an error); the row estimates (plain and parameterized) not cut by
+    the clauses that bind arguments;
   - a scan without an argument is refused naming it; options check their names."""
 import os
 import re
@@ -93,6 +94,10 @@ try:
     ok(re.search(r'Nested Loop.*Seq Scan on pg_temp\w*\.catalog c.*Foreign Scan on v\.vds_chunks ch.*'
                  r'vdsql arguments: url = \$\d+, layer = \$\d+', e, re.S) is not None,
        'EXPLAIN: a nested loop whose foreign scan takes url and layer from each catalog row (a parameterized path)', e)
+    e = psql(cat + "EXPLAIN " + q).stdout
+    ok(re.search(r'Foreign Scan on vds_chunks ch .*rows=1000000 ', e) and 'Memoize' not in e,
+       'the parameterized scan is estimated at the relation\'s rows per catalog row, not cut by the join clauses that '
+       'bind its arguments (no Memoize for a 25-row guess)', e)
     q2 = "SELECT c.url, count(*) FROM catalog c, v.vds_layers l WHERE l.url = c.url GROUP BY 1 ORDER BY 1"
     p = psql(cat + q2)
     ok(p.returncode == 0 and p.stdout.split() == [f'{ds}|10', f'{data}/wavelet|1'],
