@@ -33,6 +33,9 @@ void vdpg_check_function_args(const vd_function *f, const vd_value *args, int na
  * privileged setting is a superuser's to change. */
 void vdpg_check_setting(const char *key);
 
+/* The planner's statistics hook for the wrapper's argument columns (fdw_plan.c), set by
+ * _PG_init. */
+void vdpg_fdw_plan_init(void);
 /* Credentials (credentials.c): the GUC vdsql.server, defined by _PG_init. */
 void vdpg_credentials_init(void);
 /* Applies a vdsql server's options and the current user's mapping for it (else the

@@ -104,5 +104,6 @@ void _PG_init(void) {
                                secret ? shows[i] : NULL);
   }
   vdpg_credentials_init(); /* vdsql.server, PostgreSQL's own */
+  vdpg_fdw_plan_init();
   MarkGUCPrefixReserved("vdsql");
 }

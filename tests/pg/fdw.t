@@ -12,7 +12,7 @@
     function, which sees no WHERE, reads every page;
   - the per-row path: text values repeated and changing row after row, a file name that
     is not UTF-8 (an error); the row estimates (plain and parameterized) not cut by
-    the clauses that bind arguments;
+    the clauses that bind arguments, nor a join's (an argument column's one distinct value);
   - a scan without an argument is refused naming it; options check their names."""
 import os
 import re
@@ -98,6 +98,10 @@ try:
     ok(re.search(r'Foreign Scan on vds_chunks ch .*rows=1000000 ', e) and 'Memoize' not in e,
        'the parameterized scan is estimated at the relation\'s rows per catalog row, not cut by the join clauses that '
        'bind its arguments (no Memoize for a 25-row guess)', e)
+    m = re.search(r'Nested Loop .*rows=(\d+) ', e)
+    ok(m and int(m.group(1)) >= 100000 and 'HashAggregate' in e,
+       'the join keeps each dataset\'s rows (an argument column has one distinct value to the planner, not 1/200 '
+       'per clause): hundreds of thousands of rows, not tens, and GROUP BY a hash aggregate', e)
     q2 = "SELECT c.url, count(*) FROM catalog c, v.vds_layers l WHERE l.url = c.url GROUP BY 1 ORDER BY 1"
     p = psql(cat + q2)
     ok(p.returncode == 0 and p.stdout.split() == [f'{ds}|10', f'{data}/wavelet|1'],
