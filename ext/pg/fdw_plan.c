@@ -324,8 +324,9 @@ static void explain(ForeignScanState *node, ExplainState *es) {
  * nested loop over a partial scan of a catalog); a named table's writer and the
  * connection's own counters are not a worker's. */
 static bool parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte) {
-  plan_state *ps = rel->fdw_private;
-  return ps && !ps->ft->named && !(ps->ft->rel->flags & VD_REL_BACKEND);
+  /* asked before the relation's size (fdw_private is not made yet) */
+  vdpg_ftable *ft = vdpg_ftable_get(rte->relid);
+  return !ft->named && !(ft->rel->flags & VD_REL_BACKEND);
 }
 
 void vdpg_fdw_plan_routine(FdwRoutine *r) {

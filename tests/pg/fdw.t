@@ -99,6 +99,22 @@ try:
        'a join through an equivalence (WHERE l.url = c.url): 5 layers per survey row (two rows), 1 for wavelet',
        p.stdout + p.stderr)
 
+    # under a Gather: each worker runs the parameterized foreign scan for its catalog rows
+    # (rows padded onto pages of their own: a Parallel Seq Scan deals out pages)
+    pcat = (f"CREATE TEMP TABLE pc AS SELECT '{ds}'::text AS url, l AS layer, repeat('x', 3000) AS pad "
+            f"FROM unnest(ARRAY['{L0}', 'Dimensions_012LOD1', '{L0}', 'Dimensions_012LOD1', '{L0}', 'Dimensions_012LOD1']) l; "
+            "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; ")
+    pq = "SELECT ch.status, count(*) FROM pc c JOIN v.vds_chunks ch ON ch.url = c.url AND ch.layer = c.layer GROUP BY 1 ORDER BY 1"
+    # a temporary table is never scanned in parallel: a plain one, dropped at the end
+    pcat = pcat.replace('CREATE TEMP TABLE pc', 'DROP TABLE IF EXISTS pc; CREATE TABLE pc')
+    e = psql(pcat + "ALTER TABLE pc SET (parallel_workers = 2); EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + pq)
+    par = psql(pcat + "ALTER TABLE pc SET (parallel_workers = 2); " + pq)
+    ser = psql(pcat + "SET max_parallel_workers_per_gather = 0; " + pq + "; DROP TABLE pc")
+    ok(re.search(r'Gather.*Workers Launched: 2.*Nested Loop.*Parallel Seq Scan on pc c.*Foreign Scan on vds_chunks ch',
+                 e.stdout, re.S) is not None and par.stdout == ser.stdout and 'data|54' in par.stdout.split(),
+       'the foreign scan runs inside 2 parallel workers, below the Gather (parallel safe: a read-only relation), '
+       'and counts as the serial plan does (54 data chunks: 3 x 16 + 3 x 2)', e.stdout + e.stderr + par.stdout + ser.stdout)
+
     # pushdown: the requests of tests/sqlite/pushdown.sql (one backend per psql call: a cold cache)
     stats = "; SELECT sum(requests) FROM vdsql_stats()"
     counts = [
