@@ -195,6 +195,20 @@ def repair_checks(where, url, exp, env, read_page, read_status):
         ok(st["validChunkCount"] == before[layer]["validChunkCount"] + orphans,
            "%s: %s: LayerStatus validChunkCount %d + %d repaired orphans" % (
                where, layer, before[layer]["validChunkCount"], orphans), (st["validChunkCount"]))
+    # the wavelet layer's sizes (issue 22): serializedSize is the sum of its 28-byte entries'
+    # object sizes, read back and decoded here, after repairs that changed sizes too
+    st = after[L1]
+    es, ps = st["chunkMetadataByteSize"], st["chunkMetadataPageSize"]
+    total = 0
+    for name in st["pageDirectory"]:
+        body = read_page(L1, name) if name >= 0 else b""
+        for i in range(len(body) // es):
+            size, h = struct.unpack("<IQ", body[i * es:i * es + 12])
+            total += size if h else 0
+    changed = [c for c, r in fixes[L1].items() if r["verdict"] in ("size_mismatch", "orphan_object")]
+    ok(st["serializedSize"] == total and before[L1]["serializedSize"] != total and changed,
+       "%s: %s: LayerStatus serializedSize is the sum of the entries' sizes after the repair (%d; %d before; chunks "
+       "%s got new sizes)" % (where, L1, total, before[L1]["serializedSize"], changed), st["serializedSize"])
     ok(after[L0]["pageDirectory"][2] == 2 and before[L0]["pageDirectory"][2] == -1,
        "%s: the orphan on a page listed as not stored: the page is written, the directory names it" % where,
        after[L0]["pageDirectory"])
