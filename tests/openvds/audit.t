@@ -418,6 +418,24 @@ def az_checks(tmp, exp, root):
            "(without the pages: at most ceil(N/5000) + 2)" % (want_req, pages), got)
 
 
+def nopages_checks(tmp):
+    """A layer without pages (issue 22): the objects' metadata is all there is; every
+    chunk gets the verdict the generator planned (ok for an object with valid metadata,
+    missing_metadata, missing_object: without pages every chunk must have an object),
+    none is an orphan; a repair has no page to write and changes nothing."""
+    root = os.path.join(tmp, "nopages")
+    p = subprocess.run([sys.executable, MKVDS, "nopages", root], check=True, capture_output=True, text=True)
+    want = {int(c): v for c, v in json.loads(p.stdout).items()}
+    sets, err, rc = run("SELECT chunk, verdict FROM vds_audit(%s, %s);\nSELECT vds_repair(%s, %s) AS n;" % (
+        q(root), q(L0), q(root), q(L0)))
+    got = {r["chunk"]: r["verdict"] for r in sets[0]} if rc == 0 and sets else {}
+    counts = {v: list(want.values()).count(v) for v in set(want.values())}
+    ok(got == want and counts.get("ok") == 59, "files: a layer without pages: each chunk's verdict is the generator's "
+       "(%s), no orphan_object" % ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())),
+       err + repr(sorted((c, got.get(c), v) for c, v in want.items() if got.get(c) != v)[:10]))
+    ok(rc == 0 and sets[1] == [{"n": 0}], "files: vds_repair of a layer without pages changes nothing", err or sets)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-audit.")
     try:
@@ -429,6 +447,7 @@ def main():
                         "bad_object"},
            "the dataset holds every verdict: %s" % ", ".join(sorted(verdicts)))
         local_file_checks(tmp, exp, root)
+        nopages_checks(tmp)
         http_refusal(tmp, root)
         s3_checks(tmp, exp, root)
         az_checks(tmp, exp, root)
