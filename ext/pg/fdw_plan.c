@@ -54,7 +54,8 @@ static bool numeric_type(Oid t) {
  * the collation, the core compares bytes). expr has no column of this table and no
  * volatile function, so it can be computed before the scan opens. IN lists come as
  * ScalarArrayOpExpr. */
-static bool match(Expr *clause, Index varno, const vdpg_ftable *ft, int *col, vd_op *op, Expr **other) {
+static bool match(PlannerInfo *root, Expr *clause, Index varno, const vdpg_ftable *ft, int *col, vd_op *op,
+                  Expr **other) {
   AttrNumber att = 0;
   Oid opno;
   Node *l, *r;
@@ -77,7 +78,7 @@ static bool match(Expr *clause, Index varno, const vdpg_ftable *ft, int *col, vd
     l = r, r = t, swapped = true;
   }
   if (att > ft->natts || ft->attcol[att - 1] < 0) return false;
-  if (contain_var_clause(r) && bms_is_member((int)varno, pull_varnos(NULL, r))) return false;
+  if (contain_var_clause(r) && bms_is_member((int)varno, pull_varnos(root, r))) return false;
   if (contain_volatile_functions(r)) return false;
   const char *name = get_opname(opno);
   vd_op o = 0;
@@ -132,7 +133,7 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
     int col;
     vd_op op;
     Expr *other;
-    if (ps->ft->named || !match(ri->clause, baserel->relid, ps->ft, &col, &op, &other)) {
+    if (ps->ft->named || !match(root, ri->clause, baserel->relid, ps->ft, &col, &op, &other)) {
       checked = lappend(checked, ri);
       continue;
     }
@@ -177,12 +178,12 @@ static bool ec_matches(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
   return own_var((Node *)em->em_expr, rel->relid, &att) && att == *(AttrNumber *)arg;
 }
 
-static void add_cand(List **out, RestrictInfo *ri, RelOptInfo *baserel, const plan_state *ps) {
+static void add_cand(PlannerInfo *root, List **out, RestrictInfo *ri, RelOptInfo *baserel, const plan_state *ps) {
   int col;
   vd_op op;
   Expr *other;
   if (!join_clause_is_movable_to(ri, baserel)) return;
-  if (!match(ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ) return;
+  if (!match(root, ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ) return;
   int k = arg_k(ps->ft->rel, col);
   if (k < 0) return;
   cand *c = palloc(sizeof *c);
@@ -204,14 +205,14 @@ static void paths(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   /* join clauses that bind an argument, written ones and those an equivalence implies */
   List *cands = NIL;
   ListCell *lc, *lc2;
-  foreach (lc, baserel->joininfo) add_cand(&cands, lfirst(lc), baserel, ps);
+  foreach (lc, baserel->joininfo) add_cand(root, &cands, lfirst(lc), baserel, ps);
   for (int k = 0, c; (c = vd_rel_arg_col(ps->ft->rel, k)) >= 0; k++) {
     if (!(need & ~ps->base_bound & ((uint64)1 << k))) continue;
     for (int i = 0; i < ps->ft->natts; i++) {
       if (ps->ft->attcol[i] != c) continue;
       AttrNumber att = (AttrNumber)(i + 1);
       List *ecs = generate_implied_equalities_for_column(root, baserel, ec_matches, &att, baserel->lateral_referencers);
-      foreach (lc2, ecs) add_cand(&cands, lfirst(lc2), baserel, ps);
+      foreach (lc2, ecs) add_cand(root, &cands, lfirst(lc2), baserel, ps);
     }
   }
   /* one path per set of outer tables that binds every argument: each candidate's own
@@ -247,7 +248,7 @@ static void paths(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
         int col;
         vd_op op;
         Expr *other;
-        if (!match(ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ ||
+        if (!match(root, ri->clause, baserel->relid, ps->ft, &col, &op, &other) || op != VD_OP_EQ ||
             arg_k(ps->ft->rel, col) < 0)
           filter = lappend(filter, ri);
       }
@@ -273,7 +274,7 @@ static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, Fore
     vd_op op;
     Expr *other;
     if (ri->pseudoconstant) continue; /* PostgreSQL checks those once, above the scan */
-    if (!ft->named && match(ri->clause, baserel->relid, ft, &col, &op, &other)) {
+    if (!ft->named && match(root, ri->clause, baserel->relid, ft, &col, &op, &other)) {
       int k = arg_k(r, col);
       if (k >= 0 && op == VD_OP_EQ && !(bound & ((uint64)1 << k))) { /* consumed: the relation's input */
         bound |= (uint64)1 << k;
@@ -362,8 +363,9 @@ static void explain(ForeignScanState *node, ExplainState *es) {
  * nested loop over a partial scan of a catalog); a named table's writer and the
  * connection's own counters are not a worker's. */
 static bool parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte) {
-  plan_state *ps = rel->fdw_private;
-  return ps && !ps->ft->named && !(ps->ft->rel->flags & VD_REL_BACKEND);
+  /* asked before the relation's size (fdw_private is not made yet) */
+  vdpg_ftable *ft = vdpg_ftable_get(rte->relid);
+  return !ft->named && !(ft->rel->flags & VD_REL_BACKEND);
 }
 
 /* Statistics for an argument column of a vdsql foreign table: one distinct value, no

@@ -12,6 +12,7 @@ objects carrying user.vdschunkmetadata extended attributes, as vdsql's file stor
   mkvds.py demo DIR            a small survey for docs/openvds.md (with a page-less layer)
   mkvds.py sample METHOD DIR   a small survey for `make demo` (Zip, RLE or None; every layer readable)
   mkvds.py audit DIR           two layers (8-byte entries; wavelet, 28-byte) with every audit verdict
+  mkvds.py nopages DIR         a layer without pages, metadata only on the objects (prints the audit's verdicts)
                                made on purpose; prints what vds_audit must say, as JSON (see build_audit)
   mkvds.py many N DIR          one layer of N chunks, each with a small object whose metadata matches
   mkvds.py dump DIR            reads a dataset back (LayerStatus and every stored page) as JSON,
@@ -582,6 +583,23 @@ def build_audit(root):
     return exp
 
 
+def build_nopages(root):
+    """A layer without chunk-metadata pages (spec section 4: the objects' metadata is then
+    all there is, and a missing chunk object is a read error, there being no sparse
+    layer without pages): 84 chunks, 61 written as None objects. 59 carry a valid
+    vdschunkmetadata (audit: ok), chunk 4 none and chunk 9 metadata that is not base64
+    (missing_metadata); the 23 chunks without an object (planned unwritten, constant or
+    novalue, which only pages could say) are missing_object. Returns {chunk: verdict},
+    from this plan, not from vdsql."""
+    w = Writer(root, Layout([400, 300, 100], brick=64, lod_levels=1), seed=31)
+    plan = lambda c: "unwritten" if c % 4 == 3 else ("constant", 1.0) if c == 6 else "novalue" if c == 10 else "data"  # noqa: E731
+    over = {4: None, 9: "not base64!"}
+    n = w.layer("Dimensions_012LOD0", method="None", pages=False, statuses=plan, meta_override=over)
+    w.finish()
+    return {str(c): "missing_object" if plan(c) != "data" else "missing_metadata" if c in over else "ok"
+            for c in range(n)}
+
+
 def build_many(n, root, body=64):
     """One layer of n chunks (a row of 32-sample bricks), every one written, each with a
     small chunk object (body bytes, not decodable samples: audits never read bodies)
@@ -648,6 +666,8 @@ def main(argv):
         build_survey(argv[2], page_size=1024)
     elif len(argv) >= 4 and argv[1] == "many":
         build_many(int(argv[2]), argv[3])
+    elif len(argv) >= 3 and argv[1] == "nopages":
+        json.dump(build_nopages(argv[2]), sys.stdout, sort_keys=True)
     elif len(argv) >= 3 and argv[1] == "audit":
         json.dump(build_audit(argv[2]), sys.stdout, sort_keys=True)
     elif len(argv) >= 3 and argv[1] == "dump":

@@ -5,7 +5,8 @@ JSON strings with \\u0000 and every other escape, non-ASCII bytes as base64 (lin
 rule), and a zarr array whose chunk is such a string. Checked: vdsql's values against
 the bytes Python decodes; after an INSERT through a writable lindi_refs table, every
 other ref of the new lindi.json equals the original (both parsed with Python's json)
-and the text is what json.dumps writes; with LINDI_SRC, lindi itself reads every value
+and the text is what json.dumps writes; keys, strings, JSON values and targets ending in an
+astral character (a surrogate pair right before the closing quote) decode to UTF-8; with LINDI_SRC, lindi itself reads every value
 and zarr the arrays (one of them blosc-compressed) from the rewritten archive."""
 import base64
 import json
@@ -93,6 +94,38 @@ def main():
            "the generator's lindi.json is Python's json.dumps text, with \\u0000 escapes")
         check_values(src, rfs0, "archive")
         check_values(os.path.join(d, "escapes.lindi.json"), rfs0, "standalone .lindi.json")
+
+        # an astral character (a \ud83d\ude00 surrogate pair) as the last thing in a key, in an
+        # inline string and in a JSON value's string, right before the closing quote
+        # (issue 22): each must come out as Python's json decodes it, in UTF-8
+        astral = os.path.join(tmp, "astral.lindi.json")
+        face = "\U0001f600"
+        arfs = {"refs": {"k" + face: "v" + face, face: face, "j/" + face: {"s": "x" + face, face: 1},
+                         "ref/" + face: ["./b" + face, 0, 1]}, "version": 1}
+        with open(astral, "w") as f:
+            f.write(json.dumps(arfs))  # ensure_ascii: the pairs as \ud83d\ude00 escapes, as Python writes them
+        ok("\\ud83d\\ude00\"" in open(astral).read(), "the test file has surrogate-pair escapes right before closing quotes")
+        # hex of everything: a decoding bug must show as wrong bytes, not break the reading of them
+        p = sql(".mode list\n.separator \\t\nSELECT hex(key), hex(CAST(value AS BLOB)), hex(ifnull(target, '')) "
+                "FROM lindi_refs('%s');\n" % astral)
+        got = {}
+        for line in p.stdout.splitlines():
+            k, v, t = line.split("\t")
+            got[bytes.fromhex(k)] = (bytes.fromhex(v), bytes.fromhex(t))
+        want = {k.encode("utf-8"): v for k, v in arfs["refs"].items()}
+        ok(sorted(got) == sorted(want), "keys ending in an astral character are Python's keys, in UTF-8 (%d)" % len(got),
+           p.stderr + repr(sorted(got)))
+        ok(all(got.get(k, (None,))[0] == v.encode("utf-8") for k, v in want.items() if isinstance(v, str)),
+           "inline strings ending in an astral character are its 4 UTF-8 bytes, whole",
+           repr({k: got.get(k) for k in want}))
+        jv = got.get(("j/" + face).encode("utf-8"), (b"null",))[0]
+        try:
+            jok = json.loads(jv.decode("utf-8")) == arfs["refs"]["j/" + face]
+        except ValueError:
+            jok = False
+        ok(jok, "a JSON value whose key and string end in an astral character parses to the original", repr(jv))
+        ok(got.get(("ref/" + face).encode("utf-8"), (0, b""))[1] == ("./b" + face).encode("utf-8"),
+           "a reference's target ending in one too", repr(got.get(("ref/" + face).encode("utf-8"))))
 
         # one INSERT through a writable table: every other ref is written back as read
         arc = os.path.join(tmp, "w.lindi.tar")

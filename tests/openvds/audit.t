@@ -195,6 +195,20 @@ def repair_checks(where, url, exp, env, read_page, read_status):
         ok(st["validChunkCount"] == before[layer]["validChunkCount"] + orphans,
            "%s: %s: LayerStatus validChunkCount %d + %d repaired orphans" % (
                where, layer, before[layer]["validChunkCount"], orphans), (st["validChunkCount"]))
+    # the wavelet layer's sizes (issue 22): serializedSize is the sum of its 28-byte entries'
+    # object sizes, read back and decoded here, after repairs that changed sizes too
+    st = after[L1]
+    es, ps = st["chunkMetadataByteSize"], st["chunkMetadataPageSize"]
+    total = 0
+    for name in st["pageDirectory"]:
+        body = read_page(L1, name) if name >= 0 else b""
+        for i in range(len(body) // es):
+            size, h = struct.unpack("<IQ", body[i * es:i * es + 12])
+            total += size if h else 0
+    changed = [c for c, r in fixes[L1].items() if r["verdict"] in ("size_mismatch", "orphan_object")]
+    ok(st["serializedSize"] == total and before[L1]["serializedSize"] != total and changed,
+       "%s: %s: LayerStatus serializedSize is the sum of the entries' sizes after the repair (%d; %d before; chunks "
+       "%s got new sizes)" % (where, L1, total, before[L1]["serializedSize"], changed), st["serializedSize"])
     ok(after[L0]["pageDirectory"][2] == 2 and before[L0]["pageDirectory"][2] == -1,
        "%s: the orphan on a page listed as not stored: the page is written, the directory names it" % where,
        after[L0]["pageDirectory"])
@@ -404,6 +418,24 @@ def az_checks(tmp, exp, root):
            "(without the pages: at most ceil(N/5000) + 2)" % (want_req, pages), got)
 
 
+def nopages_checks(tmp):
+    """A layer without pages (issue 22): the objects' metadata is all there is; every
+    chunk gets the verdict the generator planned (ok for an object with valid metadata,
+    missing_metadata, missing_object: without pages every chunk must have an object),
+    none is an orphan; a repair has no page to write and changes nothing."""
+    root = os.path.join(tmp, "nopages")
+    p = subprocess.run([sys.executable, MKVDS, "nopages", root], check=True, capture_output=True, text=True)
+    want = {int(c): v for c, v in json.loads(p.stdout).items()}
+    sets, err, rc = run("SELECT chunk, verdict FROM vds_audit(%s, %s);\nSELECT vds_repair(%s, %s) AS n;" % (
+        q(root), q(L0), q(root), q(L0)))
+    got = {r["chunk"]: r["verdict"] for r in sets[0]} if rc == 0 and sets else {}
+    counts = {v: list(want.values()).count(v) for v in set(want.values())}
+    ok(got == want and counts.get("ok") == 59, "files: a layer without pages: each chunk's verdict is the generator's "
+       "(%s), no orphan_object" % ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())),
+       err + repr(sorted((c, got.get(c), v) for c, v in want.items() if got.get(c) != v)[:10]))
+    ok(rc == 0 and sets[1] == [{"n": 0}], "files: vds_repair of a layer without pages changes nothing", err or sets)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-audit.")
     try:
@@ -415,6 +447,7 @@ def main():
                         "bad_object"},
            "the dataset holds every verdict: %s" % ", ".join(sorted(verdicts)))
         local_file_checks(tmp, exp, root)
+        nopages_checks(tmp)
         http_refusal(tmp, root)
         s3_checks(tmp, exp, root)
         az_checks(tmp, exp, root)

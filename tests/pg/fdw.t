@@ -13,13 +13,15 @@
   - the per-row path: text values repeated and changing row after row, a file name that
     is not UTF-8 (an error); the row estimates (plain and parameterized) not cut by
     the clauses that bind arguments, nor a join's (an argument column's one distinct value);
-  - a scan without an argument is refused naming it; options check their names."""
+  - a scan without an argument is refused naming it; options check their names;
+  - VTKHDF through the function and the table as the fixture states, backends exiting cleanly;
+  - a foreign table's local dataset needs pg_read_server_files to read, pg_write_server_files to write."""
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top  # noqa: E402
+from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top, work  # noqa: E402
 
 ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')
 L0 = 'Dimensions_012LOD0'
@@ -108,6 +110,22 @@ try:
        'a join through an equivalence (WHERE l.url = c.url): 5 layers per survey row (two rows), 1 for wavelet',
        p.stdout + p.stderr)
 
+    # under a Gather: each worker runs the parameterized foreign scan for its catalog rows
+    # (rows padded onto pages of their own: a Parallel Seq Scan deals out pages)
+    pcat = (f"CREATE TEMP TABLE pc AS SELECT '{ds}'::text AS url, l AS layer, repeat('x', 3000) AS pad "
+            f"FROM unnest(ARRAY['{L0}', 'Dimensions_012LOD1', '{L0}', 'Dimensions_012LOD1', '{L0}', 'Dimensions_012LOD1']) l; "
+            "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; ")
+    pq = "SELECT ch.status, count(*) FROM pc c JOIN v.vds_chunks ch ON ch.url = c.url AND ch.layer = c.layer GROUP BY 1 ORDER BY 1"
+    # a temporary table is never scanned in parallel: a plain one, dropped at the end
+    pcat = pcat.replace('CREATE TEMP TABLE pc', 'DROP TABLE IF EXISTS pc; CREATE TABLE pc')
+    e = psql(pcat + "ALTER TABLE pc SET (parallel_workers = 2); EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + pq)
+    par = psql(pcat + "ALTER TABLE pc SET (parallel_workers = 2); " + pq)
+    ser = psql(pcat + "SET max_parallel_workers_per_gather = 0; " + pq + "; DROP TABLE pc")
+    ok(re.search(r'Gather.*Workers Launched: 2.*Nested Loop.*Parallel Seq Scan on pc c.*Foreign Scan on vds_chunks ch',
+                 e.stdout, re.S) is not None and par.stdout == ser.stdout and 'data|54' in par.stdout.split(),
+       'the foreign scan runs inside 2 parallel workers, below the Gather (parallel safe: a read-only relation), '
+       'and counts as the serial plan does (54 data chunks: 3 x 16 + 3 x 2)', e.stdout + e.stderr + par.stdout + ser.stdout)
+
     # pushdown: the requests of tests/sqlite/pushdown.sql (one backend per psql call: a cold cache)
     stats = "; SELECT sum(requests) FROM vdsql_stats()"
     counts = [
@@ -183,6 +201,55 @@ try:
        'and GROUP BY a hash aggregate', x)
     r = psql("SELECT 1")
     ok(r.returncode == 0, 'the backend still answers after the errors', r.stderr)
+
+    # VTKHDF (HDF5) in a backend: the partitions the fixture's expect.json states, through
+    # the function and the foreign table, and the backends exit cleanly afterwards (HDF5's
+    # exit handler is off: a crash at exit would reset the whole cluster)
+    shared = os.environ.get('VDSQL_SHARED') or os.path.join(top, '..', 'shared')
+    fx = os.path.join(shared, 'fixtures', 'vtkhdf', 'fvtkhdf_ug_test')
+    if not os.path.exists(fx + '.vtkhdf'):
+        print(f'ok {0} # SKIP no shared folder at {shared} (set VDSQL_SHARED): VTKHDF in PostgreSQL not checked')
+    else:
+        import json
+        import shutil as sh
+        vt = os.path.join(work, 'ug.vtkhdf')
+        sh.copyfile(fx + '.vtkhdf', vt)  # where the postgres user can read it; removed with the test's folder
+        os.chmod(vt, 0o644)
+        e = json.load(open(fx + '.expect.json'))
+        want = [f"{st['step']}|{pa['partition']}|{pa['NumberOfPoints']}|{pa['NumberOfCells']}"
+                for st in e['steps'] for pa in st['partitions']]
+        q = "step, partition, n_points, n_cells"
+        p1 = psql(f"SELECT {q} FROM vtkhdf_partitions('{vt}') ORDER BY 1, 2")
+        p2 = psql(f"SELECT {q} FROM v.vtkhdf_partitions WHERE url = '{vt}' ORDER BY 1, 2")
+        ok(p1.stdout.split() == want and p2.stdout.split() == want,
+           f'VTKHDF: vtkhdf_partitions as a function and as a foreign table gives the fixture\'s {len(want)} partitions '
+           '(points and cells as its expect.json states)', p1.stdout + p1.stderr + p2.stdout + p2.stderr)
+        logf = os.path.join(open(os.path.join(work, 'pg', 'rundir')).read().strip(), 'server.log')
+        log = open(logf, errors='replace').read()
+        ok(not re.search(r'terminated by signal|server process .* was terminated|PANIC', log),
+           'every backend that read VTKHDF (and every other) exited cleanly: no crash in the server log',
+           '\n'.join(x for x in log.splitlines() if 'terminated' in x or 'PANIC' in x)[:2000])
+
+    # privileges (file_fdw's model, tests/pg/privileges.t for the functions): a foreign
+    # table's dataset is checked when it is read or written, as a call's url is
+    a = os.path.join(work, 'w.lindi.tar')
+    psql(f"CREATE ROLE regress_fdw LOGIN; GRANT USAGE ON SCHEMA v TO regress_fdw; "
+         f"GRANT SELECT ON ALL TABLES IN SCHEMA v TO regress_fdw; GRANT USAGE ON FOREIGN SERVER s TO regress_fdw")
+    as_role = lambda q: run(['psql', '-X', '-q', '-A', '-t', '-v', 'VERBOSITY=verbose', '-U', 'regress_fdw', '-c', q], env=env)  # noqa: E731
+    r1 = as_role(f"SELECT count(*) FROM v.vds_layers WHERE url = '{ds}'")
+    psql("GRANT pg_read_server_files TO regress_fdw")
+    r2 = as_role(f"SELECT count(*) FROM v.vds_layers WHERE url = '{ds}'")
+    r3 = as_role("SELECT count(*) FROM v.vds_layers WHERE url = 'survey'")
+    ok('42501' in r1.stderr and 'pg_read_server_files' in r1.stderr and ds in r1.stderr and r2.returncode == 0
+       and r2.stdout.split() == ['5'] and r3.returncode != 0 and 'relative' in r3.stderr,
+       'a role reads a foreign table over local files only with pg_read_server_files (42501 naming the path and the role '
+       'before the grant); a relative path is refused', r1.stderr + r2.stdout + r2.stderr + r3.stderr)
+    r = psql(f"CREATE FOREIGN TABLE v.wt (name text, data bytea) SERVER s OPTIONS (relation 'lindi_tar', url '{a}'); "
+             "GRANT INSERT ON v.wt TO regress_fdw")
+    r4 = as_role("INSERT INTO v.wt VALUES ('x', 'y')")
+    ok(r.returncode == 0 and '42501' in r4.stderr and 'pg_write_server_files' in r4.stderr and not os.path.exists(a),
+       'an INSERT into a named table over a local file needs pg_write_server_files (42501), and writes nothing before',
+       r.stderr + r4.stderr)
 finally:
     stop()
 done()

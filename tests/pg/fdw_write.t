@@ -12,11 +12,13 @@ reading the index and walking the headers: tests/lindi/crash.t's views):
   - INSERT ... SELECT of 10,000 members is one commit: all of them, or none when its last
     row fails;
   - two sessions writing the same name: one wins, the archive holds its bytes;
+  - vtkhdf_main: parts rolled back leave no main file; committed ones are what h5py reads;
   - an OpenVDS chunk written meanwhile by another session makes COMMIT fail (PRE_COMMIT):
     the whole transaction aborts, its native-table row too, and the other writer's chunk stays;
   - kill -9 of the backend at random moments of COMMIT: every reader sees the old or the
     new set of members, never a mix, and all agree once the next writer has run."""
 import importlib.machinery
+import json
 import os
 import random
 import re
@@ -152,6 +154,34 @@ try:
        'row is rolled back with it, the other writer\'s chunk stays', [line, b.stderr, err, chk.stdout, chk.stderr])
     r = psql("SELECT 1")
     ok(r.returncode == 0, 'the session after a failed COMMIT: the server answers', r.stderr)
+
+    # vtkhdf_main: parts assembled at COMMIT, nothing on ROLLBACK (h5py reads the result)
+    g = os.path.join(work, 'vtk')
+    os.makedirs(g)
+    run([os.path.join(top, 'build', 'mkvtkhdf'), g])
+    parts = [os.path.join(g, f'ext_partitions_part{i}.vtkhdf') for i in range(3)]
+    for f in os.listdir(g):
+        os.chmod(os.path.join(g, f), 0o644)
+    os.chmod(g, 0o755)
+    main = os.path.join(w, 'main.vtkhdf')
+    psql(f"CREATE FOREIGN TABLE m (file text, stored text) SERVER s OPTIONS (relation 'vtkhdf_main', url '{main}', "
+         "layout 'partitions')")
+    r = psql("BEGIN; " + "".join(f"INSERT INTO m(file) VALUES ('{p}'); " for p in parts) + "ROLLBACK")
+    ok(r.returncode == 0 and not os.path.exists(main), 'vtkhdf_main: three parts inserted and rolled back: no main file',
+       r.stderr)
+    r = psql("".join(f"INSERT INTO m(file) VALUES ('{p}'); " for p in parts[:2]) +
+             f"BEGIN; INSERT INTO m(file) VALUES ('{parts[2]}'); COMMIT; SELECT count(*) FROM m")
+    code = ("import sys, json, h5py\n"
+            "print(json.dumps([[int(x) for x in h5py.File(p, 'r')['VTKHDF/NumberOfPoints'][()]] for p in sys.argv[1:]]))")
+    h = run(['/usr/bin/python3', '-c', code, main] + parts)  # Debian's python3-h5py
+    try:
+        res = json.loads(h.stdout)
+        got, want = res[0], [x for part in res[1:] for x in part]
+    except ValueError:
+        got, want = h.stderr[-300:] or 'h5py failed (install python3-h5py: scripts/install-deps)', None
+    ok(r.returncode == 0 and r.stdout.split()[-1:] == ['3'] and got == want,
+       f'vtkhdf_main: three parts committed (two statements and a transaction): h5py reads the main file\'s '
+       f'NumberOfPoints {got}, the parts\' own', r.stderr + str(got))
 
     # kill -9 of the backend at random moments of COMMIT
     rnd = random.Random(int(os.environ.get('PG_KILL_SEED', '7')))

@@ -36,8 +36,9 @@ def type_attr(g, t):
     g.attrs.create("Type", np.bytes_(t), dtype=h5py.string_dtype("ascii", len(t)))
 
 
-def write_ug(path, pieces, seed, comps=3, extra=None):
-    """An UnstructuredGrid file with pieces [(n_points, n_cells)], triangles"""
+def write_ug(path, pieces, seed, comps=3, extra=None, temp="f4"):
+    """An UnstructuredGrid file with pieces [(n_points, n_cells)], triangles; temp: the
+    point array's type"""
     rng = np.random.default_rng(seed)
     with h5py.File(path, "w") as f:
         g = f.create_group("VTKHDF")
@@ -49,7 +50,7 @@ def write_ug(path, pieces, seed, comps=3, extra=None):
             c["T"].append(np.full(nc, 5, "u1"))
             c["O"].append(np.arange(nc + 1, dtype="i8") * 3)
             c["C"].append(rng.integers(0, npt, 3 * nc))
-            c["pd"].append(rng.random(npt).astype("f4"))
+            c["pd"].append(rng.random(npt).astype(temp))
             c["cd"].append(rng.random((nc, comps)))
             c["ex"].append(rng.random(npt))
         g["NumberOfPoints"] = np.array([p[0] for p in pieces], "i8")
@@ -523,6 +524,28 @@ try:
        "it started from", out + err)
     ok("ug_1.vtkhdf: is already a member" in err,
        "running the transaction again starts from the other writer's members (its part is already there)", err)
+
+    # ---- parts whose array types differ (issue 22): the virtual dataset takes the wider
+    # type, so float64 values are not cut to float32 ----
+    mixed = [P("mixed_%d.vtkhdf" % i) for i in range(2)]
+    write_ug(mixed[0], [(5, 3)], 30, temp="f4")
+    write_ug(mixed[1], [(6, 2)], 31, temp="f8")
+    mm = os.path.join(d, "mixed.vtkhdf")
+    rc, out, err = run("CREATE VIRTUAL TABLE m USING vtkhdf_main(%s, 'partitions');\n" % q(mm) +
+                       "".join("INSERT INTO m(file) VALUES (%s);\n" % q(f) for f in mixed))
+    with h5py.File(mixed[1], "r") as f:
+        f8 = f["VTKHDF/PointData/temp"][()]
+    try:
+        with h5py.File(mm, "r") as f:
+            t = f["VTKHDF/PointData/temp"]
+            dt, tail = t.dtype, t[()][5:]
+    except (OSError, KeyError) as e:
+        dt, tail = str(e), None
+    ok(rc == 0 and dt == np.float64 and tail is not None and np.array_equal(tail, f8) and
+       not np.array_equal(f8.astype("f4").astype("f8"), f8),
+       "parts with a float32 and a float64 PointData array: the main file's array is float64 and holds the second "
+       "part's values exactly (h5py), which float32 could not", [err, str(dt)])
+    check_concat(mm, mixed, "mixed types")
 finally:
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(d + ".moved", ignore_errors=True)
