@@ -92,6 +92,9 @@ static const setting settings[] = {
      "seconds after which vds_repair deletes the staged chunks of a transaction that never committed"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)", PRIV},
+    {"connect_to", K_STR, OFF(connect_to), 0, CAP(connect_to),
+     "connections to host:port go to another host:port (host:port:to-host:to-port,...; TLS still checks host): "
+     "tests and private networks", PRIV | WHERE},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate", PRIV},
     {"s3_endpoint", K_URL, OFF(s3_endpoint), 0, CAP(s3_endpoint),
