@@ -188,6 +188,25 @@ static char *show(const vd_ctx *ctx, const setting *s) {
   return strdup(buf);
 }
 
+/* connect_to's entries each have four ':'-separated fields (colons inside [] are an IPv6
+ * address's): libcurl skips an entry it cannot read without a word, so a typo would
+ * send requests to the real host instead. */
+static int connect_entries(const char *v) {
+  int colons = 0, depth = 0;
+  for (const char *p = v;; p++) {
+    if (*p == ',' || !*p) {
+      if (colons != 3 && !(colons == 0 && p == v && !*p)) return 0; /* empty: none */
+      if (!*p) return depth == 0;
+      colons = 0;
+      continue;
+    }
+    if (*p == '[') depth++;
+    else if (*p == ']') depth--;
+    else if (*p == ':' && !depth) colons++;
+    if (depth < 0 || depth > 1) return 0;
+  }
+}
+
 vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **out, vd_err *err) {
   const setting *s = NULL;
   for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
@@ -225,6 +244,9 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected an http:// or https:// URL", s->key,
                        shown);
       }
+      if (s->off == OFF(connect_to) && !connect_entries(value))
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected host:port:to-host:to-port entries, "
+                       "comma-separated (an IPv6 address in [])", s->key, value);
       memcpy(base + s->off, value, n + 1);
       if (s->flags & (CRED | WHERE)) scope_cache(ctx);
       vd_store_config_changed(ctx);

@@ -255,6 +255,13 @@ def run_tests(c, srv, proxy, ds, lt, crt):
            "a 301 with a Location to another host%s: refused after 1 request, nothing sent there"
            % (" (allowed_hosts lists it)" if allow else ""), "%s %s %s" % (err, out, log))
 
+    # -- connect_to that libcurl would skip silently (requests to the real host) is refused
+    out, err, rc = run("SELECT vdsql_config('connect_to', 'vdsql-test.s3.eu-west-1.amazonaws.com:443');\n"
+                       "SELECT vdsql_config('connect_to');\n")
+    ok(rc != 0 and err.strip() == "Runtime error near line 4: vdsql_config('connect_to', 'vdsql-test.s3.eu-west-1."
+       "amazonaws.com:443'): expected host:port:to-host:to-port entries, comma-separated (an IPv6 address in [])"
+       and out == ["::127.0.0.1:%d" % proxy.port], "connect_to without a target is refused, the setting kept", "%s %s" % (err, out))
+
     # -- a region named, then another: asked once more, not for ever
     out, err, rc = run("SELECT count(*) FROM lindi_files('s3://%s/x.tar');\n%s" % (FLIP, STATS))
     log = proxy.new()
