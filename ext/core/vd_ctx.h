@@ -108,8 +108,9 @@ int vd_config_secret(int i);
                                      these from a user mapping, never from a server or table */
 #define VD_SETTING_ENDPOINT 0x4   /* says where s3:// and az:// URLs go */
 #define VD_SETTING_PRIVILEGED 0x8 /* widens what the server reaches, trusts or spends
-                                     (allowed_hosts, ca_file, max_alloc, max_parallel):
-                                     PostgreSQL lets only a superuser change it */
+                                     (allowed_hosts, connect_to, ca_file, max_alloc,
+                                     max_parallel): PostgreSQL lets only a superuser
+                                     change it */
 unsigned vd_config_flags(int i);
 /* Turns the environment's credentials on or off (vd_config.env_credentials). */
 void vd_ctx_env_credentials(vd_ctx *ctx, int on);
