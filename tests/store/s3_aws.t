@@ -255,6 +255,14 @@ def run_tests(c, srv, proxy, ds, lt, crt):
            "a 301 with a Location to another host%s: refused after 1 request, nothing sent there"
            % (" (allowed_hosts lists it)" if allow else ""), "%s %s %s" % (err, out, log))
 
+    # -- unsigned requests (no key, no secret: public buckets) learn the region the same way;
+    # this bucket is not public, so radosgw refuses the second one
+    out, err, rc = run("SELECT count(*) FROM lindi_files('s3://%s/ds/none.tar');\n%s" % (B, STATS), {"AWS_REGION": WRONG})
+    log = proxy.new()
+    ok(rc != 0 and err.strip() == "Runtime error near line 4: s3://%s/ds/none.tar: HTTP 403 Forbidden (AccessDenied)" % B
+       and out[-1:] == ["stats|2"] and [h[1:] for h in log] == [(V_WRONG, "/ds/none.tar", None, 301), (V_HOME, "/ds/none.tar", None, 403)],
+       "unsigned: 301 from %s, then %s (radosgw: AccessDenied), 2 requests" % (V_WRONG, V_HOME), "%s %s %s" % (err, out, log))
+
     # -- connect_to that libcurl would skip silently (requests to the real host) is refused
     out, err, rc = run("SELECT vdsql_config('connect_to', 'vdsql-test.s3.eu-west-1.amazonaws.com:443');\n"
                        "SELECT vdsql_config('connect_to');\n")
