@@ -770,7 +770,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
                     detail[0] ? ")" : "", tries);
     return 1;
   }
-  if (x->hook && x->hook->reroute && !x->rerouted &&
+  if (x->hook && x->hook->reroute && !x->rerouted && status >= 300 &&
       x->hook->reroute(ctx, r->url, status, x->rhdr[0] ? x->rhdr : NULL, x->ebody, x->elen)) {
     x->rerouted = 1; /* once: an answer naming yet another region stands */
     x->not_before = 0;
