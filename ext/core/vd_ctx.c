@@ -92,6 +92,9 @@ static const setting settings[] = {
      "seconds after which vds_repair deletes the staged chunks of a transaction that never committed"},
     {"allowed_hosts", K_STR, OFF(allowed_hosts), 0, CAP(allowed_hosts),
      "other hosts a remote dataset's links, sources and redirects may reach (host[:port],...; '*' any)", PRIV},
+    {"connect_to", K_STR, OFF(connect_to), 0, CAP(connect_to),
+     "connections to host:port go to another host:port (host:port:to-host:to-port,...; TLS still checks host): "
+     "tests and private networks", PRIV | WHERE},
     {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate", PRIV},
     {"s3_endpoint", K_URL, OFF(s3_endpoint), 0, CAP(s3_endpoint),
@@ -185,6 +188,25 @@ static char *show(const vd_ctx *ctx, const setting *s) {
   return strdup(buf);
 }
 
+/* connect_to's entries each have four ':'-separated fields (colons inside [] are an IPv6
+ * address's): libcurl skips an entry it cannot read without a word, so a typo would
+ * send requests to the real host instead. */
+static int connect_entries(const char *v) {
+  int colons = 0, depth = 0;
+  for (const char *p = v;; p++) {
+    if (*p == ',' || !*p) {
+      if (colons != 3 && !(colons == 0 && p == v && !*p)) return 0; /* empty: none */
+      if (!*p) return depth == 0;
+      colons = 0;
+      continue;
+    }
+    if (*p == '[') depth++;
+    else if (*p == ']') depth--;
+    else if (*p == ':' && !depth) colons++;
+    if (depth < 0 || depth > 1) return 0;
+  }
+}
+
 vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **out, vd_err *err) {
   const setting *s = NULL;
   for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
@@ -222,6 +244,9 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected an http:// or https:// URL", s->key,
                        shown);
       }
+      if (s->off == OFF(connect_to) && !connect_entries(value))
+        return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected host:port:to-host:to-port entries, "
+                       "comma-separated (an IPv6 address in [])", s->key, value);
       memcpy(base + s->off, value, n + 1);
       if (s->flags & (CRED | WHERE)) scope_cache(ctx);
       vd_store_config_changed(ctx);

@@ -38,6 +38,8 @@ typedef struct vd_config {
                               sources and redirects of a remote dataset may reach besides
                               its own scheme, host and port */
   int64_t http_max_excess; /* bytes a range answer may carry beyond the range asked for */
+  char connect_to[512];    /* host:port:to-host:to-port,... : connections to host:port go to
+                              to-host:to-port (curl's CONNECT_TO; TLS still checks host) */
   int64_t max_alloc;       /* bytes one row, one value or one check may allocate */
   /* S3 per connection; empty: the AWS_* environment variable, read when a request is
    * made (never when the extension loads). Secrets are never shown back. */
@@ -70,6 +72,7 @@ typedef struct vd_ctx {
   vd_cache *cache;
   vd_http *http; /* created on first use */
   void *lindi_writers; /* open archive writers, shared by the tables of one archive */
+  void *s3_regions;    /* the region each S3 bucket answered with (store/s3_region.c) */
   /* The front end's cancel check (NULL: never): the core asks it between turns of its
    * transfers (at least every 100 ms while one is set), in its waits and long loops, and
    * then stops, releases what it holds and returns VD_INTERRUPTED. It is never called
@@ -105,8 +108,9 @@ int vd_config_secret(int i);
                                      these from a user mapping, never from a server or table */
 #define VD_SETTING_ENDPOINT 0x4   /* says where s3:// and az:// URLs go */
 #define VD_SETTING_PRIVILEGED 0x8 /* widens what the server reaches, trusts or spends
-                                     (allowed_hosts, ca_file, max_alloc, max_parallel):
-                                     PostgreSQL lets only a superuser change it */
+                                     (allowed_hosts, connect_to, ca_file, max_alloc,
+                                     max_parallel): PostgreSQL lets only a superuser
+                                     change it */
 unsigned vd_config_flags(int i);
 /* Turns the environment's credentials on or off (vd_config.env_credentials). */
 void vd_ctx_env_credentials(vd_ctx *ctx, int on);

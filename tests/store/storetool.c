@@ -10,7 +10,8 @@
  *                             prints the new etag
  *   storetool del URL
  * Last line on stderr: "requests N" of the URL's backend; errors: "error: msg", exit
- * status 10 + the vd_code. */
+ * status 10 + the vd_code. STORETOOL_CONFIG="key=value;key=value": vdsql_config settings
+ * applied first (those the environment has no variable for: connect_to, ca_file). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,24 @@ static int fail(vd_err *e) {
   return 10 + (int)e->code;
 }
 
+/* STORETOOL_CONFIG's settings applied to ctx: VD_OK, or the first refusal. */
+static vd_code configure(vd_ctx *ctx, vd_err *err) {
+  const char *cfg = getenv("STORETOOL_CONFIG");
+  char *all = cfg ? strdup(cfg) : NULL, *save = NULL;
+  vd_code rc = VD_OK;
+  for (char *kv = all ? strtok_r(all, ";", &save) : NULL; kv && !rc; kv = strtok_r(NULL, ";", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq) {
+      rc = vd_fail(err, VD_INVALID, "STORETOOL_CONFIG: '%s' is not key=value", kv);
+    } else {
+      *eq = 0;
+      rc = vd_config_apply(ctx, kv, eq + 1, NULL, err);
+    }
+  }
+  free(all);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: storetool list URL PAGE | head URL | get URL [OFF LEN]\n");
@@ -32,6 +51,7 @@ int main(int argc, char **argv) {
   vd_err err = {0};
   const char *url = argv[2];
   int rc = 0;
+  if (configure(ctx, &err)) return fail(&err);
   if (strcmp(argv[1], "list") == 0 && argc == 4) {
     char *token = NULL;
     for (int page = 1;; page++) {

@@ -64,6 +64,14 @@ typedef struct vd_http_hook {
   /* The backend's own refusals of a put before any request (metadata names the service
    * or this libcurl cannot carry), naming where; NULL: none. */
   vd_code (*check_put)(const vd_putreq *p, const char *where, vd_err *err);
+  /* A final answer the backend may send again itself, set up anew by prepare: S3's
+   * 301 or 400 naming the bucket's region (its header reroute_header, hdr here, NULL when
+   * absent; or the start of the answer's body). 1: send the request again, at most once
+   * per request, counted as a request like any other; 0: the answer stands. NULL: never.
+   * Not a redirect: no Location is followed (prepare builds the URL, from the backend's
+   * own rule). */
+  const char *reroute_header;
+  int (*reroute)(vd_ctx *ctx, const char *url, long status, const char *hdr, const char *body, size_t len);
 } vd_http_hook;
 
 typedef struct vd_backend_ops {

@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "cache.h"
+#include "s3_region.h"
 
 
 /* Which code serves each backend (what a scheme is and can do: store_url.c). */
@@ -341,11 +342,13 @@ vd_code vd_fetch_range(vd_ctx *ctx, const char *url, int64_t off, int64_t len, c
 void vd_store_invalidate(vd_ctx *ctx, const char *url) { vd_cache_drop(ctx->cache, url); }
 
 void vd_store_config_changed(vd_ctx *ctx) {
-  /* curl handles read the settings when a transfer is set up; nothing cached to reset */
-  (void)ctx;
+  /* curl handles read the settings when a transfer is set up; the buckets' regions were
+   * named by the endpoint in force, which may be another now: asked again when needed */
+  vd_s3_regions_clear(ctx);
 }
 
 void vd_store_shutdown(vd_ctx *ctx) {
   if (ctx->http) vd_http_free(ctx->http);
   ctx->http = NULL;
+  vd_s3_regions_clear(ctx);
 }

@@ -86,6 +86,9 @@ typedef struct xfer {
   vd_putreq *put;           /* a PUT's body and conditions */
   size_t upoff;             /* body bytes handed to curl by this attempt */
   int copy_pending;         /* Azure's Copy Blob answered x-ms-copy-status: pending */
+  char rhdr[64];            /* the hook's reroute_header in the answer ("" none) */
+  int rerouted;             /* the hook sent this request again once (S3: another region) */
+  struct curl_slist *conn_to; /* connect_to's entries (live until the next attempt) */
 } xfer;
 
 static double now(void) {
@@ -405,6 +408,7 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
     x->cr_unsat = -1;
     x->cr_at_end = -1;
     x->ecode[0] = 0;
+    x->rhdr[0] = 0;
     x->copy_pending = 0;
     const char *sp = memchr(line, ' ', len);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
@@ -439,6 +443,10 @@ static size_t on_header(char *line, size_t sz, size_t n, void *ud) {
   } else if (x->hook && x->hook->error_header && nl == strlen(x->hook->error_header) &&
              strncasecmp(line, x->hook->error_header, nl) == 0) {
     snprintf(x->ecode, sizeof x->ecode, "%.*s", (int)vl, v);
+  } else if (x->hook && x->hook->reroute_header && nl == strlen(x->hook->reroute_header) &&
+             strncasecmp(line, x->hook->reroute_header, nl) == 0) {
+    /* too long for the field: cut, so the hook refuses it as no region */
+    snprintf(x->rhdr, sizeof x->rhdr, "%.*s", (int)vl, v);
   } else if (nl == 16 && strncasecmp(line, "x-ms-copy-status", 16) == 0) {
     x->copy_pending = vl == 7 && strncasecmp(v, "pending", 7) == 0;
   } else if (nl == 4 && strncasecmp(line, "etag", 4) == 0) {
@@ -586,6 +594,7 @@ static void reset_response(xfer *x) {
   x->elen = 0;
   x->ebody[0] = 0;
   x->ecode[0] = 0;
+  x->rhdr[0] = 0;
 }
 
 static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
@@ -595,6 +604,29 @@ static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
   memcpy(buf, (const char *)x->put->body + x->upoff, k);
   x->upoff += k;
   return k;
+}
+
+/* connect_to's comma-separated entries as curl's list (CURLOPT_CONNECT_TO, which checks
+ * their syntax itself); -1 when out of memory (*l then freed). */
+static int connect_list(const char *s, struct curl_slist **l) {
+  char item[512];
+  for (const char *p = s; *p;) {
+    size_t k = strcspn(p, ",");
+    const char *a = p, *z = p + k;
+    while (a < z && *a == ' ') a++;
+    while (z > a && z[-1] == ' ') z--;
+    p += k + (p[k] == ',');
+    if (a == z) continue;
+    snprintf(item, sizeof item, "%.*s", (int)(z - a), a);
+    struct curl_slist *t = curl_slist_append(*l, item);
+    if (!t) {
+      curl_slist_free_all(*l);
+      *l = NULL;
+      return -1;
+    }
+    *l = t;
+  }
+  return 0;
 }
 
 static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
@@ -620,6 +652,12 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(h, CURLOPT_PRIVATE, x);
   if (ctx->cfg.ca_file[0]) curl_easy_setopt(h, CURLOPT_CAINFO, ctx->cfg.ca_file);
+  curl_slist_free_all(x->conn_to);
+  x->conn_to = NULL;
+  if (ctx->cfg.connect_to[0]) { /* a host name reached at another address (tests: AWS's names on loopback) */
+    if (connect_list(ctx->cfg.connect_to, &x->conn_to)) return vd_nomem(err);
+    curl_easy_setopt(h, CURLOPT_CONNECT_TO, x->conn_to);
+  }
   curl_slist_free_all(x->hdrs);
   x->hdrs = NULL;
   char range[64] = "";
@@ -732,18 +770,27 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
                     detail[0] ? ")" : "", tries);
     return 1;
   }
+  if (x->hook && x->hook->reroute && !x->rerouted && status >= 300 &&
+      x->hook->reroute(ctx, r->url, status, x->rhdr[0] ? x->rhdr : NULL, x->ebody, x->elen)) {
+    x->rerouted = 1; /* once: an answer naming yet another region stands */
+    x->not_before = 0;
+    return 0;
+  }
   if (is_redirect(status)) {
     char *loc = NULL;
     curl_easy_getinfo(x->h, CURLINFO_REDIRECT_URL, &loc);
-    if (!loc || !*loc) {
-      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect without a usable Location", url, status);
+    if (x->hook) { /* a signed request: its hook always rebuilds the service's own URL */
+      char to[620] = ""; /* S3's 301 PermanentRedirect names no Location, only an endpoint in its body */
+      if (loc && *loc) {
+        memcpy(to, " to ", 5);
+        vd_url_redact(loc, to + 4, sizeof to - 4);
+      }
+      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect%s, not followed (requests of this store are signed "
+                      "for its endpoint; set the endpoint the service names)", url, status, to);
       return 1;
     }
-    if (x->hook) { /* a signed request: its hook always rebuilds the service's own URL */
-      char to[600];
-      vd_url_redact(loc, to, sizeof to);
-      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect to %s, not followed (requests of this store are signed "
-                      "for its endpoint; set the endpoint the service names)", url, status, to);
+    if (!loc || !*loc) {
+      r->rc = vd_fail(&r->err, VD_IO, "%s: HTTP %ld redirect without a usable Location", url, status);
       return 1;
     }
     if (x->hops >= MAX_HOPS) {
@@ -939,6 +986,8 @@ static void xfer_free(xfer *x) {
   x->h = NULL;
   curl_slist_free_all(x->hdrs);
   x->hdrs = NULL;
+  curl_slist_free_all(x->conn_to);
+  x->conn_to = NULL;
   vd_objinfo_free(&x->hinfo);
   free(x->cur);
   x->cur = NULL;

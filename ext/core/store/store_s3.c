@@ -8,8 +8,15 @@
  * Settings: vdsql_config's s3_* keys, else the AWS_* environment variables, read when
  * a request is made (opening a database reaches nothing). With AWS_ENDPOINT_URL (or
  * s3_endpoint) requests are path-style on it (radosgw, MinIO, ...); without, they go to
- * AWS (virtual-host style, path-style for bucket names with a dot). No key and no
- * secret: requests are sent unsigned (public buckets).
+ * AWS (virtual-host style, path-style for bucket names that are no DNS label: see
+ * virtual_host). No key and no secret: requests are sent unsigned (public buckets).
+ *
+ * Regions: a bucket answers a request sent to or signed for another region with 301
+ * PermanentRedirect or 400 AuthorizationHeaderMalformed naming its own (s3_region.h);
+ * the request is sent once more, to and signed for that region, and the region is
+ * remembered for the bucket in the context, so later requests go right first time. The
+ * host of that second request is the bucket's own under the same rule (AWS's host for
+ * the region, or the endpoint unchanged), never a Location the answer names.
  *
  * An s3:// URL is a URL: its key may be percent-encoded (vd_url_join encodes names),
  * so it is decoded once and encoded again the way SigV4 wants it; a literal '%' in a
@@ -25,6 +32,7 @@
 #include <openssl/sha.h>
 
 #include "backend.h"
+#include "s3_region.h"
 #include "xml_min.h"
 
 #define MAX_KEYS 1000 /* what one ListObjectsV2 page may hold */
@@ -84,6 +92,19 @@ static int split(const char *url, const char **b, size_t *bn, const char **k, si
   return 0;
 }
 
+/* Whether AWS can address bucket b as a virtual host, b.s3.REGION.amazonaws.com over
+ * https: one DNS label of 3 to 63 lower-case letters, digits and '-', a letter or digit
+ * at each end. A dot makes several labels, which the certificate's wildcard
+ * (*.s3.REGION.amazonaws.com) does not cover, so the TLS check would fail; upper case and
+ * '_' are legacy names (us-east-1) that no host name can carry. Those go path style
+ * (s3.REGION.amazonaws.com/b), the one way AWS still reaches them. */
+static int virtual_host(const char *b, size_t bn) {
+  if (bn < 3 || bn > 63 || b[0] == '-' || b[bn - 1] == '-') return 0;
+  for (size_t i = 0; i < bn; i++)
+    if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '-')) return 0;
+  return 1;
+}
+
 /* The endpoint URL of an s3:// URL (malloc'd); NULL when out of memory. */
 static char *real_url(const creds *c, const char *url, const char *b, size_t bn, const char *k, size_t kn,
                       const char *q) {
@@ -95,7 +116,7 @@ static char *real_url(const creds *c, const char *url, const char *b, size_t bn,
     while (el > 0 && c->endpoint[el - 1] == '/') el--;
     o += sprintf(o, "%.*s/%.*s", (int)el, c->endpoint, (int)bn, b);
     if (kn) *o++ = '/';
-  } else if (memchr(b, '.', bn)) { /* a dotted bucket breaks the certificate of a virtual host */
+  } else if (!virtual_host(b, bn)) {
     o += sprintf(o, "https://s3.%s.amazonaws.com/%.*s", c->region, (int)bn, b);
     if (kn) *o++ = '/';
   } else {
@@ -174,6 +195,8 @@ static vd_code prepare(vd_ctx *ctx, vd_curl *h, const char *url, const char *met
   const char *b, *k, *q;
   size_t bn, kn;
   if (split(url, &b, &bn, &k, &kn, &q)) return vd_fail(err, VD_INVALID, "%s: not an s3://bucket/key URL (a bucket name is letters, digits, '.', '-' and '_')", where);
+  const char *known = vd_s3_region_of(ctx, b, bn); /* what the bucket itself said */
+  if (known) c.region = known;
   if (!c.key[0] != !c.secret[0])
     return vd_fail(err, VD_INVALID, "%s: S3 credentials need both an access key and a secret (%s is not set: "
                    "see vdsql_config('%s') or %s)", where, c.key[0] ? "the secret" : "the access key",
@@ -215,8 +238,25 @@ static int error_code(const char *hdr, const char *body, size_t len, char *out, 
   return o ? 0 : -1;
 }
 
+/* An answer naming the bucket's region (s3_region.h): remembered, and the request sent
+ * again (prepare then takes it). Not when nothing is remembered and the region named is
+ * the one signed for: then the fault is another, and the answer stands. When a region is
+ * remembered already, a request sent in parallel with the one that learnt it was signed
+ * for the old one: it goes again too (once, as every request). */
+static int reroute(vd_ctx *ctx, const char *url, long status, const char *hdr, const char *body, size_t len) {
+  char region[40];
+  const char *b, *k, *q;
+  size_t bn, kn;
+  if (vd_s3_region_answer(status, hdr, body, len, region, sizeof region) || split(url, &b, &bn, &k, &kn, &q)) return 0;
+  creds c;
+  creds_of(ctx, &c);
+  if (!vd_s3_region_of(ctx, b, bn) && strcmp(region, c.region) == 0) return 0;
+  return vd_s3_region_set(ctx, b, bn, region) == 0;
+}
+
 static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err);
-static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL, check_meta};
+static const vd_http_hook s3_hook = {VD_BE_S3, prepare, 0, NULL, error_code, NULL, check_meta, "x-amz-bucket-region",
+                                     reroute};
 
 /* "2026-11-24T14:00:00.000Z" -> seconds; 0 when it does not parse. */
 static int64_t iso_time(const char *s) {
