@@ -133,7 +133,7 @@ static vd_code push(walk *w, const char *path, vd_err *err) {
     level_free(&l);
     return rc;
   }
-  qsort(l.names, l.n, sizeof *l.names, by_bytes);
+  if (l.n) qsort(l.names, l.n, sizeof *l.names, by_bytes); /* names is NULL when none was kept */
   w->st[w->depth++] = l;
   return VD_OK;
 }
