@@ -99,7 +99,7 @@ typedef struct vd_listing {
   vd_listent *ent;
   int n;
   char *next; /* opaque continuation token for the next page; NULL: this was the last */
-  char **prefixes; /* vd_list_folder only: the sub-folders, relative as keys are, ending in '/' */
+  char **prefixes; /* VD_LIST_FOLDER only: the sub-folders, relative as keys are, ending in '/' */
   int nprefixes;
 } vd_listing;
 /* The objects whose URL starts with url (a directory ending in '/', or a directory and a
