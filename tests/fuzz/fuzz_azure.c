@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (vd_az_blob_url(&c, az, dec, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
         free(u);
         u = NULL;
-        if (vd_az_list_url(&c, az, dec, az, 5, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
+        if (vd_az_list_url(&c, az, dec, 0, az, 5, &u, &err) == VD_OK && strncmp(u, c.endpoint, strlen(c.endpoint))) abort();
         free(u);
         u = NULL;
       }

@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
   vd_err err = {0};
   char *url = NULL;
   if (vd_az_cred_load(&cfg, &cred, &err)) die(err.msg);
-  if ((list ? vd_az_list_url(&cred, az, 0, marker, maxres, &url, &err) : vd_az_blob_url(&cred, az, 0, &url, &err))) die(err.msg);
+  if ((list ? vd_az_list_url(&cred, az, 0, 0, marker, maxres, &url, &err) : vd_az_blob_url(&cred, az, 0, &url, &err))) die(err.msg);
 
   vd_buf body = {0};
   if (bodyfile) {

@@ -14,8 +14,13 @@ dimensionality, samples and layer counts from Python's json reading the document
 Request counts are asserted exactly with vdsql_stats(), each query in a fresh connection
 (cold cache): S3 N objects in pages of 1000 cost ceil(N/1000) listings, plus one HEAD per
 object only when the metadata column is read (Azure listings carry it: never a HEAD); a
-LIMIT sets the page size asked for; vds_datasets costs the listing plus two GETs per
-dataset, and a join with vds_layers nothing more.
+LIMIT sets the page size asked for; vds_datasets walks folders (a listing with the
+delimiter '/' per page of each folder, never into a dataset's folder) and costs those
+pages, counted by an independent walk of the same folders (os.walk, boto3's
+list_objects_v2 with Delimiter, the Azure client's List Blobs with delimiter), plus two
+GETs per dataset; a join with vds_layers costs nothing more. A folder of more keys than a
+page holds (1,100 on S3, 5,100 on files and Azure) before a dataset checks that every
+continuation token is followed.
    env: SO, SQLITE3 (tests/taplib.py), VDSQL_TESTDATA (a ready `mkvds.py tests`
         directory, else generated)"""
 import concurrent.futures
@@ -138,6 +143,59 @@ def expected_datasets(root):
     return dict(sorted(out.items(), key=lambda kv: kv[0].encode()))
 
 
+def local_listings(folder, page=5000):
+    """Listing pages a folder walk of folder costs, by os.walk: a folder's files and
+    sub-directories in pages of `page`; no descent below a VolumeDataLayout."""
+    pages = 0
+    for d, dirs, files in os.walk(folder):
+        pages += max(1, math.ceil((len(dirs) + len(files)) / page))
+        if "VolumeDataLayout" in files:
+            dirs[:] = []
+    return pages
+
+
+def s3_listings(c, bucket, prefix):
+    """The same walk by boto3: list_objects_v2 pages with Delimiter='/' (1000 a page)."""
+    pages, todo = 0, [prefix]
+    while todo:
+        p = todo.pop()
+        subs, layout = [], False
+        for pg in c.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=p, Delimiter="/"):
+            pages += 1
+            layout = layout or any(o["Key"] == p + "VolumeDataLayout" for o in pg.get("Contents", []))
+            subs += [cp["Prefix"] for cp in pg.get("CommonPrefixes", [])]
+        if not layout:
+            todo += subs
+    return pages
+
+
+def az_listings(az, container, prefix):
+    """The same walk by the Azure test client: List Blobs with delimiter=/ (5000 a page),
+    NextMarker followed."""
+    import xml.etree.ElementTree as ET
+    pages, todo = 0, [prefix]
+    while todo:
+        p = todo.pop()
+        subs, layout, marker = [], False, None
+        while True:
+            params = {"restype": "container", "comp": "list", "delimiter": "/", "prefix": p}
+            if marker:
+                params["marker"] = marker
+            code, _, body = az("GET", "%s/%s" % (az.base, container), params=params)
+            if code != 200:
+                raise RuntimeError("az listing: HTTP %d" % code)
+            pages += 1
+            root = ET.fromstring(body)
+            layout = layout or any(b.findtext("Name") == p + "VolumeDataLayout" for b in root.iter("Blob"))
+            subs += [b.findtext("Name") for b in root.iter("BlobPrefix")]
+            marker = root.findtext("NextMarker")
+            if not marker:
+                break
+        if not layout:
+            todo += subs
+    return pages
+
+
 def check_datasets(label, rows, exp, url_of, err_of):
     got = {r["dataset"]: r for r in rows}
     want = {url_of(k): v for k, v in exp.items()}
@@ -161,24 +219,25 @@ def check_datasets(label, rows, exp, url_of, err_of):
        "dataset is a row with its error and NULL counts" % label, bad)
 
 
-def dataset_checks(kind, S, env, exp):
-    """vds_datasets under S on a store, and its join with vds_layers; returns the
-    (dataset URL, layer) pairs expected"""
+def dataset_checks(kind, S, env, exp, L):
+    """vds_datasets under S on a store, and its join with vds_layers (L: the listing pages
+    of an independent folder walk); returns the (dataset URL, layer) pairs expected"""
     def enc(k):
         return S + urllib.parse.quote(k, safe="/-_.~")
     rows, st, err = run("SELECT * FROM vds_datasets(%s);" % q(S), env, kind)
     check_datasets(kind, rows or [], exp, enc,
                    lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
     n = len(exp)
-    ok(st and st[0] == 1 + 2 * n, "%s: vds_datasets: 1 listing + 2 GETs per dataset = %d requests" % (kind, 1 + 2 * n), st)
+    ok(st and st[0] == L + 2 * n, "%s: vds_datasets: %d folder listings + 2 GETs per dataset = %d requests"
+       % (kind, L, L + 2 * n), st)
     good = {k: v for k, v in exp.items() if v}
     want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
     rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
                         % q(S), env, kind)
     ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want,
        "%s: SELECT d.dataset, l.* FROM vds_datasets(...) d, vds_layers(d.dataset) l: every layer (%d)" % (kind, len(want)), err)
-    ok(st and st[0] == 1 + 2 * n and st[2] == 2 * len(good), "%s: ... in the same %d requests (the layers from the cache)"
-       % (kind, 1 + 2 * n), st)
+    ok(st and st[0] == L + 2 * n and st[2] == 2 * len(good), "%s: ... in the same %d requests (the layers from the cache)"
+       % (kind, L + 2 * n), st)
     return want
 
 
@@ -219,14 +278,16 @@ def local_checks(root):
     check_datasets("files", rows or [], exp, lambda k: root + "/" + k,
                    lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
     n = len(exp)
-    ok(st == [1 + 2 * n, st and st[1], 0], "files: vds_datasets reads 1 listing + 2 documents per dataset (%d)" % (1 + 2 * n), st)
+    L = local_listings(root)
+    ok(st == [L + 2 * n, st and st[1], 0], "files: vds_datasets reads the %d folder listings os.walk counts (none inside "
+       "a dataset) + 2 documents per dataset (%d)" % (L, L + 2 * n), st)
     good = {k: v for k, v in exp.items() if v}
     want = sorted((root + "/" + k, layer) for k, v in good.items() for layer in v[4])
     rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
                         % q(root + "/"))
     ok(rows is not None and sorted((r["dataset"], r["layer"]) for r in rows) == want,
        "files: vds_datasets d, vds_layers(d.dataset): every dataset's LayerStatus layers (%d)" % len(want), "%s %s" % (err, rows))
-    ok(st and st[0] == 1 + 2 * n and st[2] == 2 * len(good),
+    ok(st and st[0] == L + 2 * n and st[2] == 2 * len(good),
        "files: ... the join reads nothing more: vds_layers finds both documents in the cache (%d hits)" % (2 * len(good)), st)
     rows, st, err = run("SELECT dataset, layer_count FROM vds_datasets(%s);" % q(root + "/a/survey/"))
     ok(rows == [{"dataset": root + "/a/survey/", "layer_count": exp["a/survey"][3]}],
@@ -235,6 +296,25 @@ def local_checks(root):
     ok(rows == [{"dataset": root + "/a/survey"}], "files: a directory plus name prefix: only the datasets it selects",
        "%s %s" % (err, rows))
     return exp
+
+
+def build_wide(src, root, n):
+    """root/wide: n plain files, then (after them in key order) the dataset zz: more keys
+    than one listing page before the only dataset."""
+    os.makedirs(os.path.join(root, "wide"))
+    for i in range(n):
+        with open(os.path.join(root, "wide/%05d" % i), "wb") as f:
+            f.write(b"%d" % i)
+    shutil.copytree(os.path.join(src, "survey"), os.path.join(root, "wide/zz"))
+
+
+def wide_check(kind, url, env, pages, first_pages, layers):
+    """vds_datasets(url) under the wide folder finds zz past the first page: the walk's
+    pages (an independent walk's count, first_pages of them the wide folder's own) + 2."""
+    rows, st, err = run("SELECT dataset, layer_count FROM vds_datasets(%s);" % q(url), env, {"files": "file"}.get(kind, kind))
+    ok(rows == [{"dataset": url + "zz", "layer_count": layers}] and first_pages > 1 and st and st[0] == pages + 2,
+       "%s: vds_datasets finds the dataset after a folder's first listing page (%d pages there; %d listings + 2 GETs)"
+       % (kind, first_pages, pages), "%s %s %s" % (rows, st, err))
 
 
 def files_with(files, name):
@@ -304,7 +384,7 @@ def s3_checks(srv, root, exp, tmp):
     rows, st, err = run("SELECT key FROM store_objects(%s) WHERE key > '02490';" % q(M), env, "s3")
     ok(rows == [{"key": k} for k in keys if k > "02490"], "s3: a WHERE on key is applied on top", err)
 
-    dataset_checks("s3", S, env, exp)
+    dataset_checks("s3", S, env, exp, s3_listings(c, B, "cat/"))
     # keys with '.' or '..' segments (legal on S3) name other objects once in a URL: such a
     # dataset is a row with its error, never opened (its documents are not read)
     lay = open(os.path.join(root, files_with(files, "VolumeDataLayout")), "rb").read()
@@ -316,9 +396,10 @@ def s3_checks(srv, root, exp, tmp):
             ("s3://%s/dots/b" % B, "s3://%s/dots/b: not an OpenVDS dataset: s3://%s/dots/b/LayerStatus: HTTP 404 Not "
              "Found (NoSuchKey)" % (B, B)),
             ("s3://%s/dots/x/." % B, bad % ("s3://%s/dots/x/." % B))]
-    ok(rows is not None and [(r["dataset"], r["error"]) for r in rows] == want and st and st[0] == 1 + 2,
+    L = s3_listings(c, B, "dots/")
+    ok(rows is not None and [(r["dataset"], r["error"]) for r in rows] == want and st and st[0] == L + 2,
        "s3: vds_datasets reports datasets under keys with '.' or '..' segments in error, reads nothing of them "
-       "(1 listing + 2 GETs for the one addressable dataset)", "%s %s %s" % (rows, st, err))
+       "(%d folder listings + 2 GETs for the one addressable dataset)" % L, "%s %s %s" % (rows, st, err))
     first = [o["Key"] for o in c.list_objects_v2(Bucket=B, MaxKeys=2)["Contents"]]
     rows, st, err = run("SELECT key, metadata FROM store_objects('s3://%s') LIMIT 2;" % B, env, "s3")
     ok(rows is not None and [(r["key"], json.loads(r["metadata"])) for r in rows] ==
@@ -327,6 +408,14 @@ def s3_checks(srv, root, exp, tmp):
        "%s %s %s" % (rows, st, err))
     rows, st, err = run("SELECT key FROM store_objects('s3://%s/no/such/prefix/');" % B, env, "s3")
     ok(rows == [] and not err and st and st[0] == 1, "s3: an empty prefix: no rows, one listing", "%s %s" % (st, err))
+    wroot = os.path.join(tmp, "w")
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        list(ex.map(lambda i: c.put_object(Bucket=B, Key="wide/%05d" % i, Body=b"%d" % i), range(1100)))
+    for f in os.listdir(os.path.join(wroot, "wide/zz")):
+        if os.path.isfile(os.path.join(wroot, "wide/zz", f)):
+            c.upload_file(os.path.join(wroot, "wide/zz", f), B, "wide/zz/" + f)
+    first = len(list(c.get_paginator("list_objects_v2").paginate(Bucket=B, Prefix="wide/", Delimiter="/")))
+    wide_check("s3", "s3://%s/wide/" % B, env, s3_listings(c, B, "wide/"), first, exp["a/survey"][3])
 
 
 def az_checks(srv, root, exp, tmp):
@@ -379,7 +468,7 @@ def az_checks(srv, root, exp, tmp):
        "az: LIMIT 3: 1 listing request asking for 3 blobs (its %s bytes are those of the Shared Key client's "
        "maxresults=3 listing)" % (st and st[1]), "%s %d %s" % (st, len(body), err))
 
-    want = dataset_checks("az", S, env, exp)
+    want = dataset_checks("az", S, env, exp, az_listings(az, C, "cat/"))
     # a read-only container SAS on the URL (the environment's own SAS is not valid): it goes
     # with the listing, every document and every dataset URL given back, never into an error
     from azclient import sas_container
@@ -396,6 +485,13 @@ def az_checks(srv, root, exp, tmp):
        and not any("sig=" in e for e in errs) and all("?..." in e for e in errs),
        "az: a SAS on the prefix URL goes with every request and every dataset URL (the join reads all %d layers); "
        "errors show it as ?..." % len(want), "%s %s %s" % (err, errs, (got or [])[:2]))
+    wroot = os.path.join(tmp, "w")
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda i: put("wide/%05d" % i, b"%d" % i, {}), range(5100)))
+    for f in os.listdir(os.path.join(wroot, "wide/zz")):
+        if os.path.isfile(os.path.join(wroot, "wide/zz", f)):
+            put("wide/zz/" + f, open(os.path.join(wroot, "wide/zz", f), "rb").read(), {})
+    wide_check("az", "az://%s/wide/" % C, env, az_listings(az, C, "wide/"), 2, exp["a/survey"][3])
 
 
 def curl_list(srv, tmp, query):
@@ -412,8 +508,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-catalog.")
     try:
         root = os.path.join(tmp, "root")
-        build_tree(testdata(tmp), root)
+        src = testdata(tmp)
+        build_tree(src, root)
         exp = local_checks(root)
+        wroot = os.path.join(tmp, "w")
+        build_wide(src, wroot, 5100)
+        layers = exp["a/survey"][3]
+        wide_check("files", wroot + "/wide/", None, local_listings(os.path.join(wroot, "wide")),
+                   math.ceil((5100 + 1) / 5000), layers)
         try:
             import boto3  # noqa: F401
         except ImportError:

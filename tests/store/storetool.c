@@ -1,9 +1,11 @@
 /* A command line over the store interface (vd_list, vd_head, vd_get), for the object
  * store suites (tests/store/s3.t): what no SQL relation exposes yet (listings) is
  * checked against an independent client this way. Settings from the environment.
- *   storetool list URL PAGE   every page: "page N", then "key<TAB>size<TAB>etag", each
+ *   storetool list URL PAGE [folder]
+ *                             every page: "page N", then "key<TAB>size<TAB>etag", each
  *                             followed by "meta<TAB>key<TAB>value" lines when the listing
- *                             gives metadata (Azure)
+ *                             gives metadata (Azure); with folder (VD_LIST_FOLDER) the
+ *                             page's sub-folders follow as "prefix<TAB>name/"
  *   storetool head URL        "size<TAB>etag", then "meta<TAB>key<TAB>value" lines
  *   storetool get URL [OFF LEN]  the bytes to stdout
  *   storetool put URL [--if-match ETAG | --if-none-match] [KEY=VALUE...] < body
@@ -44,7 +46,7 @@ static vd_code configure(vd_ctx *ctx, vd_err *err) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: storetool list URL PAGE | head URL | get URL [OFF LEN]\n");
+    fprintf(stderr, "usage: storetool list URL PAGE [folder] | head URL | get URL [OFF LEN]\n");
     return 2;
   }
   vd_ctx *ctx = vd_ctx_new();
@@ -52,11 +54,11 @@ int main(int argc, char **argv) {
   const char *url = argv[2];
   int rc = 0;
   if (configure(ctx, &err)) return fail(&err);
-  if (strcmp(argv[1], "list") == 0 && argc == 4) {
+  if (strcmp(argv[1], "list") == 0 && (argc == 4 || (argc == 5 && strcmp(argv[4], "folder") == 0))) {
     char *token = NULL;
     for (int page = 1;; page++) {
       vd_listing l;
-      if (vd_list(ctx, url, token, atoi(argv[3]), &l, &err)) {
+      if (vd_list_with(ctx, url, token, atoi(argv[3]), argc == 5 ? VD_LIST_FOLDER : 0, &l, &err)) {
         rc = fail(&err);
         break;
       }
@@ -66,6 +68,7 @@ int main(int argc, char **argv) {
         for (int k = 0; l.ent[i].has_meta && k < l.ent[i].info.nmeta; k++) /* listings that give it (Azure) */
           printf("meta\t%s\t%s\n", l.ent[i].info.meta[k].key, l.ent[i].info.meta[k].value);
       }
+      for (int i = 0; i < l.nprefixes; i++) printf("prefix\t%s\n", l.prefixes[i]);
       free(token);
       token = l.next ? strdup(l.next) : NULL;
       vd_listing_free(&l);

@@ -55,7 +55,7 @@ static void url_bad(const vd_az_cred *c, const char *az, const char *want) {
 static void list_is(const vd_az_cred *c, const char *az, const char *marker, int max, const char *want) {
   char *u = NULL;
   vd_err err = {0};
-  vd_code rc = vd_az_list_url(c, az, 0, marker, max, &u, &err);
+  vd_code rc = vd_az_list_url(c, az, 0, 0, marker, max, &u, &err);
   if (!ok(rc == VD_OK && u && strcmp(u, want) == 0, "list URL of %s (marker %s, max %d) -> %s", az, marker ? marker : "none", max, want))
     diag("rc %d %s got %s", rc, err.msg, u ? u : "");
   free(u);
@@ -174,7 +174,7 @@ int main(void) {
     u = NULL;
     rc = vd_az_blob_url(&az, "az://cont/a%0Ab", 1, &u, &err);
     ok(rc == VD_INVALID && !u && strstr(err.msg, "control character"), "decoded control character refused: %s", err.msg);
-    rc = vd_az_list_url(&az, "az://cont/d%20x/", 1, NULL, 0, &u, &err);
+    rc = vd_az_list_url(&az, "az://cont/d%20x/", 1, 0, NULL, 0, &u, &err);
     ok(rc == VD_OK && u && strstr(u, "&prefix=d%20x%2F"), "decoded list prefix: %s", u ? u : err.msg);
     free(u);
   }

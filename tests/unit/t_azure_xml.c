@@ -1,5 +1,5 @@
 /* Azure XML answers: a List Blobs page as Azurite 3.35 writes it (metadata names in their
- * own case, unquoted Etag, NextMarker), encoded names, the empty last page, error bodies
+ * own case, unquoted Etag, NextMarker, a BlobPrefix), encoded names, the empty last page, error bodies
  * and headers, and hostile documents (DTDs, entities, wrong roots, bad sizes). */
 #include <string.h>
 
@@ -56,7 +56,13 @@ int main(void) {
        "an Encoded=\"true\" name is percent-decoded; sizes over 4 GiB");
   }
   ok(l.next_marker && strcmp(l.next_marker, "list/k02") == 0, "NextMarker: %s", l.next_marker ? l.next_marker : "(none)");
+  ok(l.nprefixes == 1 && strcmp(l.prefixes[0], "list/dir/") == 0, "the BlobPrefix (a listing with a delimiter): "
+     "a sub-folder, its name in full (%d)", l.nprefixes);
   vd_az_list_free(&l);
+  const char noname[] = LIST_HEAD "<Blobs><BlobPrefix><Name/></BlobPrefix></Blobs></EnumerationResults>";
+  rc = vd_az_parse_list("az://c/x", noname, strlen(noname), &l, &err);
+  ok(rc == VD_INVALID && strstr(err.msg, "az://c/x: a List Blobs BlobPrefix without a Name") && !l.nprefixes && !l.prefixes,
+     "a BlobPrefix with an empty Name: refused (%s)", err.msg);
 
   const char last[] = LIST_HEAD "<Blobs/><NextMarker/></EnumerationResults>";
   rc = vd_az_parse_list("az://c/", last, strlen(last), &l, &err);

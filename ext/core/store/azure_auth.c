@@ -337,8 +337,8 @@ static vd_code blob_url(const vd_az_cred *c, const char *az_url, const az_parts 
   return finish_url(c, &p, &b, 0, out, err);
 }
 
-vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, const char *marker, int maxresults,
-                       char **out, vd_err *err) {
+vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, int delim, const char *marker,
+                       int maxresults, char **out, vd_err *err) {
   az_parts p;
   char *dec = NULL;
   *out = NULL;
@@ -351,6 +351,7 @@ vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, cons
   static const char base[] = "?restype=container&comp=list&include=metadata";
   if (vd_buf_append(&b, c->endpoint, strlen(c->endpoint)) || vd_buf_append(&b, "/", 1) ||
       vd_buf_append(&b, p.cont, p.contl) || vd_buf_append(&b, base, sizeof base - 1) ||
+      (delim && vd_buf_append(&b, "&delimiter=%2F", 14)) ||
       (p.keyl && (vd_buf_append(&b, "&prefix=", 8) || append_enc(&b, p.key, p.keyl, 0))) ||
       (marker && *marker && (vd_buf_append(&b, "&marker=", 8) || append_enc(&b, marker, strlen(marker), 0))) ||
       (maxresults > 0 && vd_buf_append(&b, mr, strlen(mr)))) {

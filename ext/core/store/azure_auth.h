@@ -43,9 +43,10 @@ void vd_az_cred_clear(vd_az_cred *c);
  * driver's names); then every byte but A-Z a-z 0-9 - . _ ~ / is percent-encoded. An
  * empty key gives the container's URL. *out is malloc'd. */
 vd_code vd_az_blob_url(const vd_az_cred *c, const char *az_url, int decode, char **out, vd_err *err);
-/* The List Blobs URL for az://container/prefix: include=metadata, the marker when not
- * NULL, maxresults when > 0; query values encoded; SAS appended. decode: as above. */
-vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, const char *marker, int maxresults,
-                       char **out, vd_err *err);
+/* The List Blobs URL for az://container/prefix: include=metadata, delimiter=/ with delim,
+ * the marker when not NULL, maxresults when > 0; query values encoded; SAS appended.
+ * decode: as above. */
+vd_code vd_az_list_url(const vd_az_cred *c, const char *az_url, int decode, int delim, const char *marker,
+                       int maxresults, char **out, vd_err *err);
 
 #endif

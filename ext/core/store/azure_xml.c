@@ -17,6 +17,8 @@ void vd_az_list_free(vd_az_list *l) {
     vd_objinfo_free(&l->blobs[i].info);
   }
   free(l->blobs);
+  for (int i = 0; i < l->nprefixes; i++) free(l->prefixes[i]);
+  free(l->prefixes);
   free(l->next_marker);
   memset(l, 0, sizeof *l);
 }
@@ -68,6 +70,30 @@ static vd_code blob(const char *where, const vd_xml *b, vd_az_blob *o, vd_err *e
   return VD_OK;
 }
 
+/* A BlobPrefix's Name (plain text: Azurite and Azure send prefixes of ordinary names
+ * unencoded; an Encoded one is decoded as a blob's name is). */
+static vd_code blob_prefix(const char *where, const vd_xml *b, vd_az_list *out, vd_err *err) {
+  vd_xml *nm = vd_xml_child(b, "Name");
+  size_t nl = 0;
+  char *name = nm ? vd_xml_text(nm, &nl) : NULL;
+  if (!name || !nl) {
+    free(name);
+    return vd_fail(err, VD_INVALID, "%s: a List Blobs BlobPrefix without a Name", where);
+  }
+  if (vd_xml_has_attr(nm, "Encoded", "true") && vd_pct_decode(name, name, nl) != strlen(name)) {
+    free(name);
+    return vd_fail(err, VD_INVALID, "%s: a List Blobs BlobPrefix with an encoded Name holding a NUL byte", where);
+  }
+  char **np = realloc(out->prefixes, (size_t)(out->nprefixes + 1) * sizeof *np);
+  if (!np) {
+    free(name);
+    return vd_nomem(err);
+  }
+  out->prefixes = np;
+  np[out->nprefixes++] = name;
+  return VD_OK;
+}
+
 vd_code vd_az_parse_list(const char *where, const char *body, size_t len, vd_az_list *out, vd_err *err) {
   memset(out, 0, sizeof *out);
   vd_xml *root = vd_xml_parse(body, len);
@@ -79,7 +105,12 @@ vd_code vd_az_parse_list(const char *where, const char *body, size_t len, vd_az_
   }
   int cap = 0;
   for (vd_xml *b = vd_xml_child(root, "Blobs") ? vd_xml_child(root, "Blobs")->child : NULL; b; b = b->next) {
-    if (!vd_xml_is(b, "Blob")) continue; /* BlobPrefix entries come only with a delimiter */
+    if (vd_xml_is(b, "BlobPrefix")) { /* only with a delimiter: a sub-folder */
+      rc = blob_prefix(where, b, out, err);
+      if (rc) goto out;
+      continue;
+    }
+    if (!vd_xml_is(b, "Blob")) continue;
     if (out->n == cap) {
       int nc = cap ? cap * 2 : 16;
       vd_az_blob *nb = realloc(out->blobs, (size_t)nc * sizeof *nb);

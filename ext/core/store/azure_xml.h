@@ -17,6 +17,8 @@ typedef struct vd_az_blob {
 typedef struct vd_az_list {
   vd_az_blob *blobs;
   int n;
+  char **prefixes;     /* BlobPrefix names (a listing with a delimiter), in full */
+  int nprefixes;
   char *next_marker;   /* NULL: this was the last page */
 } vd_az_list;
 

@@ -15,9 +15,12 @@
  * - User metadata keys are lower-case without the service's prefix (x-amz-meta-,
  *   x-ms-meta-, user.); values as stored. A put replaces all of an object's metadata.
  * - Ranges are always explicit "a-b" or "a-" (never suffix ranges: Azurite breaks them).
- * - Listings are recursive (no delimiter), in byte order of the keys, paged through an
- *   opaque continuation token (S3 NextContinuationToken, Azure NextMarker; the file
- *   backend's is the last key of the page). */
+ * - Listings are recursive, in byte order of the keys, paged through an opaque
+ *   continuation token (S3 NextContinuationToken, Azure NextMarker; the file backend's is
+ *   the last key or prefix of the page). flags: VD_LIST_* (store.h); with VD_LIST_FOLDER
+ *   '/' is the delimiter: one folder's own objects, and its sub-folders as prefixes
+ *   ending in '/' (S3 CommonPrefixes, Azure BlobPrefix, local sub-directories, empty ones
+ *   too); a page holds at most max of both together, as S3 counts them. */
 #ifndef VD_BACKEND_H
 #define VD_BACKEND_H
 
@@ -82,7 +85,7 @@ typedef struct vd_backend_ops {
   vd_code (*head)(vd_ctx *ctx, const char *url, vd_objinfo *info, vd_err *err);
   /* NULL where the backend is read-only (the store refuses with one wording). */
   vd_code (*put)(vd_ctx *ctx, vd_putreq *p, vd_err *err);
-  vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+  vd_code (*list)(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out, vd_err *err);
   vd_code (*del)(vd_ctx *ctx, const char *url, vd_err *err);
   const vd_http_hook *hook; /* set: requests go through the http transport with it */
   /* Many puts in parallel, each with its own rc[i] / errs[i] (NULL: vd_put_many puts one
@@ -108,9 +111,12 @@ struct stat;
 vd_code vd_file_error(vd_err *e, const char *path, int errnum, const char *what);
 void vd_file_etag(const struct stat *st, char *out, size_t n);
 void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info);
+/* The same for a file not opened: st from lstat, the attributes read by path. */
+void vd_file_fill_info_path(const char *path, const struct stat *st, vd_objinfo *info);
 vd_code vd_file_put(vd_ctx *ctx, vd_putreq *p, vd_err *err);
 vd_code vd_file_delete(vd_ctx *ctx, const char *url, vd_err *err);
-vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+vd_code vd_file_list(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
+                     vd_err *err);
 
 /* The transport's entries for a backend on it: each request goes with the backend's own
  * hook (NULL: plain http(s)), which the backend passes itself (VD_HTTP_BACKEND), so

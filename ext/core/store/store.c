@@ -223,14 +223,19 @@ vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err) {
   return b->del ? b->del(ctx, url, err) : refused(url, "delete", err);
 }
 
-vd_code vd_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err) {
+vd_code vd_list_with(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
+                     vd_err *err) {
   memset(out, 0, sizeof *out);
   if (vd_url_check(url, err)) return err->code;
   if (max <= 0) return vd_fail(err, VD_INVALID, "vd_list: a page holds at least one object");
   const vd_backend_ops *b = vd_backend_of(url);
-  vd_code rc = b->list ? b->list(ctx, url, token, max, out, err) : refused(url, "list", err);
+  vd_code rc = b->list ? b->list(ctx, url, token, max, flags, out, err) : refused(url, "list", err);
   if (rc) vd_listing_free(out);
   return rc;
+}
+
+vd_code vd_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err) {
+  return vd_list_with(ctx, url, token, max, 0, out, err);
 }
 
 void vd_listing_free(vd_listing *l) {
@@ -240,6 +245,8 @@ void vd_listing_free(vd_listing *l) {
   }
   free(l->ent);
   free(l->next);
+  for (int i = 0; i < l->nprefixes; i++) free(l->prefixes[i]);
+  free(l->prefixes);
   memset(l, 0, sizeof *l);
 }
 

@@ -99,11 +99,26 @@ typedef struct vd_listing {
   vd_listent *ent;
   int n;
   char *next; /* opaque continuation token for the next page; NULL: this was the last */
+  char **prefixes; /* VD_LIST_FOLDER only: the sub-folders, relative as keys are, ending in '/' */
+  int nprefixes;
 } vd_listing;
 /* The objects whose URL starts with url (a directory ending in '/', or a directory and a
  * key prefix), recursively, in byte order of their keys, at most max (> 0) of them,
  * starting after token (NULL: from the first). */
 vd_code vd_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err);
+/* The same with flags:
+ * - VD_LIST_FOLDER: one folder's level only (the delimiter '/'): the objects directly in
+ *   it whose URL starts with url, and its sub-folders as prefixes (out->prefixes, in byte
+ *   order); at most max of both together per page. What a walk of folders lists instead
+ *   of every key below them.
+ * - VD_LIST_NO_META: the caller reads no user metadata; a backend for which it costs
+ *   more (local files: extended attributes, two calls per file) may leave it out
+ *   (has_meta 0).
+ * - VD_LIST_KEYS_ONLY: the caller reads only the keys; a backend may leave size (-1),
+ *   etag, time and metadata out where they cost more (local files: a stat per file). */
+enum { VD_LIST_FOLDER = 1, VD_LIST_NO_META = 2, VD_LIST_KEYS_ONLY = 4 };
+vd_code vd_list_with(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
+                     vd_err *err);
 void vd_listing_free(vd_listing *l);
 
 /* Capability queries, so that formats never look at a scheme themselves. Unknown

@@ -212,7 +212,8 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
 
 /* One List Blobs page: the blobs whose names start with the URL's (decoded) name,
  * keys made relative to its part up to the last '/'. */
-static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err) {
+static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
+                       vd_err *err) {
   char where[600];
   vd_url_redact(url, where, sizeof where);
   vd_az_cred c;
@@ -222,7 +223,7 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
     vd_err_prefix(err, "%s", where);
     return rc;
   }
-  rc = vd_az_list_url(&c, url, 1, token, max < MAX_RESULTS ? max : MAX_RESULTS, &lu, err);
+  rc = vd_az_list_url(&c, url, 1, flags & VD_LIST_FOLDER, token, max < MAX_RESULTS ? max : MAX_RESULTS, &lu, err);
   vd_az_cred_clear(&c);
   if (rc) return rc;
   /* the prefix as the service stores names (decoded); dir: up to its last '/' */
@@ -260,6 +261,21 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
       memset(&b->info, 0, sizeof b->info);
       e->has_meta = 1; /* include=metadata: the listing gives it */
       out->n++;
+    }
+    for (int i = 0; !rc && i < l.nprefixes; i++) {
+      if (strlen(l.prefixes[i]) <= dlen || strncmp(l.prefixes[i], prefix, dlen) != 0) {
+        rc = vd_fail(err, VD_IO, "%s: the listing holds a name outside the prefix asked for", where);
+        break;
+      }
+      if (!out->prefixes && !(out->prefixes = calloc((size_t)l.nprefixes, sizeof *out->prefixes))) {
+        rc = vd_nomem(err);
+        break;
+      }
+      if (!(out->prefixes[out->nprefixes] = strdup(l.prefixes[i] + dlen))) {
+        rc = vd_nomem(err);
+        break;
+      }
+      out->nprefixes++;
     }
     if (!rc) {
       out->next = l.next_marker;

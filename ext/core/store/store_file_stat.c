@@ -18,14 +18,17 @@ vd_code vd_file_error(vd_err *e, const char *path, int errnum, const char *what)
   return vd_fail(e, c, "%s: %s (%s)", path, c == VD_NOTFOUND ? "no such file" : what, strerror(errnum));
 }
 
-static void read_xattrs(int fd, vd_objinfo *info) {
+/* The user.* attributes of an open file (fd >= 0) or, without opening it, of path: a
+ * listing reads them by path, since opening every listed file would cost an open and a
+ * close per object on top of the stat. */
+static void read_xattrs(int fd, const char *path, vd_objinfo *info) {
   char names[4096];
-  ssize_t n = flistxattr(fd, names, sizeof names);
+  ssize_t n = fd >= 0 ? flistxattr(fd, names, sizeof names) : llistxattr(path, names, sizeof names);
   for (ssize_t off = 0; n > 0 && off < n; off += strlen(names + off) + 1) {
     const char *name = names + off;
     if (strncmp(name, "user.", 5) != 0) continue;
     char val[8192];
-    ssize_t vl = fgetxattr(fd, name, val, sizeof val);
+    ssize_t vl = fd >= 0 ? fgetxattr(fd, name, val, sizeof val) : lgetxattr(path, name, val, sizeof val);
     if (vl >= 0) vd_objinfo_add_meta(info, name + 5, strlen(name + 5), val, (size_t)vl);
   }
 }
@@ -43,7 +46,14 @@ void vd_file_fill_info(int fd, const struct stat *st, vd_objinfo *info) {
   info->size = st->st_size;
   info->mtime = st->st_mtime;
   vd_file_etag(st, info->etag, sizeof info->etag);
-  read_xattrs(fd, info);
+  read_xattrs(fd, NULL, info);
+}
+
+void vd_file_fill_info_path(const char *path, const struct stat *st, vd_objinfo *info) {
+  info->size = st->st_size;
+  info->mtime = st->st_mtime;
+  vd_file_etag(st, info->etag, sizeof info->etag);
+  read_xattrs(-1, path, info);
 }
 
 /* Opens path for reading, refusing anything but a regular file. O_NONBLOCK keeps open()

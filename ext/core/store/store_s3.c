@@ -266,8 +266,29 @@ static int64_t iso_time(const char *s) {
 }
 
 
-/* One ListObjectsV2 page into out: keys made relative to dir (dlen bytes, which every
- * key the prefix selects starts with). */
+/* A CommonPrefixes entry (a listing with a delimiter) into out->prefixes, relative to dir
+ * as keys are. */
+static vd_code common_prefix(vd_xml *c, const char *dir, size_t dlen, vd_listing *out, const char *where, vd_err *err) {
+  vd_xml *p = vd_xml_child(c, "Prefix");
+  char *v = p ? vd_xml_text(p, NULL) : NULL;
+  if (p && !v) return vd_nomem(err);
+  if (!v || strlen(v) <= dlen || strncmp(v, dir, dlen) != 0) {
+    free(v);
+    return vd_fail(err, VD_IO, "%s: the listing holds a key outside the prefix asked for", where);
+  }
+  char **np = realloc(out->prefixes, (size_t)(out->nprefixes + 1) * sizeof *np);
+  if (np) out->prefixes = np;
+  if (!np || !(np[out->nprefixes] = strdup(v + dlen))) {
+    free(v);
+    return vd_nomem(err);
+  }
+  out->nprefixes++;
+  free(v);
+  return VD_OK;
+}
+
+/* One ListObjectsV2 page into out: keys (and common prefixes) made relative to dir (dlen
+ * bytes, which every key the prefix selects starts with). */
 vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t dlen, vd_listing *out,
                          const char *where, vd_err *err) {
   vd_xml *root = vd_xml_parse(body, len);
@@ -285,6 +306,8 @@ vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t d
     } else if (vd_xml_is(c, "NextContinuationToken")) {
       free(out->next);
       if (!(out->next = vd_xml_text(c, NULL))) rc = vd_nomem(err);
+    } else if (vd_xml_is(c, "CommonPrefixes")) {
+      rc = common_prefix(c, dir, dlen, out, where, err);
     } else if (vd_xml_is(c, "Contents")) {
       if (out->n == cap) {
         cap = cap ? 2 * cap : 64;
@@ -340,7 +363,8 @@ vd_code vd_s3_parse_list(const char *body, size_t len, const char *dir, size_t d
   return rc;
 }
 
-static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max, vd_listing *out, vd_err *err) {
+static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
+                       vd_err *err) {
   char where[600];
   vd_url_redact(url, where, sizeof where);
   const char *b, *k, *q;
@@ -364,6 +388,7 @@ static vd_code s3_list(vd_ctx *ctx, const char *url, const char *token, int max,
     o = enc(o, token, tl, 0, 0); /* radosgw's token is a key in clear: '/' and all must be encoded */
     *o++ = '&';
   }
+  if (flags & VD_LIST_FOLDER) o += sprintf(o, "delimiter=%%2F&");
   o += sprintf(o, "list-type=2&max-keys=%d&prefix=", max < MAX_KEYS ? max : MAX_KEYS);
   enc(o, prefix, pl, 0, 0);
   vd_getreq r = {0};

@@ -2,7 +2,9 @@
  * metadata), a page at a time through the store's continuation tokens. Two hints keep
  * it cheap: a LIMIT makes the page asked for no larger than the rows still wanted, and
  * where the listing carries no user metadata (S3) the parallel HEADs that fetch it are
- * only sent when the statement reads the metadata column. */
+ * only sent when the statement reads the metadata column; and a listing is told what is
+ * not read (a local one then skips the extended attributes, or the stat of each file
+ * when only keys are read). */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ typedef struct obj_cur {
   int64_t row;     /* rows returned before this one */
   int64_t left;    /* rows the front end still takes (INT64_MAX: no LIMIT) */
   int want_meta;   /* the metadata column is read */
+  int flags;       /* VD_LIST_NO_META / VD_LIST_KEYS_ONLY: what the statement does not read */
   int done;        /* no page after this one */
   char tbuf[32];
 } obj_cur;
@@ -88,7 +91,7 @@ static vd_code fetch_page(obj_cur *c, vd_err *err) {
     vd_listing_free(&c->page);
     c->i = 0;
     int max = c->left < PAGE_MAX ? (int)c->left : PAGE_MAX;
-    vd_code rc = vd_list(c->ctx, c->url, token, max > 0 ? max : 1, &c->page, err);
+    vd_code rc = vd_list_with(c->ctx, c->url, token, max > 0 ? max : 1, c->flags, &c->page, err);
     free(token);
     if (rc) return rc;
     c->done = c->page.next == NULL;
@@ -106,7 +109,12 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   *out = c;
   for (int i = 0; i < nf; i++) {
     if (f[i].op == VD_OP_LIMIT) c->left = f[i].vals[0].i;
-    if (f[i].op == VD_OP_COLS) c->want_meta = (f[i].vals[0].i >> C_META) & 1;
+    if (f[i].op == VD_OP_COLS) {
+      int64_t used = f[i].vals[0].i;
+      c->want_meta = (used >> C_META) & 1;
+      int info = (used >> C_SIZE & 1) | (used >> C_ETAG & 1) | (used >> C_MTIME & 1);
+      c->flags = (c->want_meta ? 0 : VD_LIST_NO_META) | (c->want_meta || info ? 0 : VD_LIST_KEYS_ONLY);
+    }
   }
   if (na < 1 || a[0].type == VD_NULL || c->left <= 0) return VD_OK;
   if (!(c->url = vd_value_strdup(&a[0]))) {

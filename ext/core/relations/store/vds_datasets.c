@@ -1,9 +1,15 @@
-/* vds_datasets(url): every OpenVDS dataset under a prefix, found by listing it (a key
- * named VolumeDataLayout marks one: the dataset is the prefix before it), with its
- * layout and LayerStatus fetched in parallel and parsed as vds_open parses them, so the
- * counts agree with vds_axes and vds_layers and a join on d.dataset finds both documents
- * in the cache. One dataset that cannot be read gives a row with its error, not the
- * query's: a catalog crawl should not stop at the first bad dataset. */
+/* vds_datasets(url): every OpenVDS dataset under a prefix, found by walking its folders
+ * (a listing with the delimiter '/' per folder: S3 delimiter=/, Azure's delimiter, a
+ * local directory's own entries). A folder holding a VolumeDataLayout is a dataset, and
+ * the walk does not go into it (its sub-folders are its layers: chunk keys are never
+ * listed); any other folder's sub-folders are walked, in byte order, so datasets at any
+ * depth come in the order of their keys. Their layout and LayerStatus are fetched in
+ * parallel, a batch at a time, and parsed as vds_open parses them, so the counts agree
+ * with vds_axes and vds_layers and a join on d.dataset finds both documents in the cache.
+ * Rows stream: memory holds the sub-folder names of the folders on the current path and
+ * one batch of datasets, not every dataset found. One dataset that cannot be read gives
+ * a row with its error, not the query's: a catalog crawl should not stop at the first
+ * bad dataset. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +20,7 @@
 
 enum { C_DATASET, C_DIMS, C_SAMPLES, C_S0, C_LAYERS = C_S0 + VDS_MAXDIM, C_ERROR, C_URL };
 
-#define PAGE_MAX 5000 /* keys per listing page asked for (S3 gives at most 1000) */
+#define PAGE_MAX 5000 /* entries per listing page asked for (S3 gives at most 1000) */
 #define BATCH 256     /* datasets whose documents are fetched together */
 static const char LAYOUT[] = "VolumeDataLayout";
 
@@ -31,35 +37,49 @@ typedef struct ds_row {
   char text[VDS_MAXDIM * 21];
 } ds_row;
 
+/* A folder whose sub-folders are being walked: their names relative to the URL's
+ * directory, each ending in '/'. */
+typedef struct frame {
+  char **subs;
+  int n, i;
+} frame;
+
 typedef struct ds_cur {
-  ds_row *rows;
+  vd_ctx *ctx;
+  char *url, *dir; /* as given; its directory (names are relative to it), ?query kept */
+  frame *st;       /* the walk's stack: the folders on the current path */
+  int depth, cap;
+  ds_row *rows;    /* the current batch */
   int n, row;
+  int64_t rowid;
 } ds_cur;
+
+static void rows_free(ds_cur *c) {
+  for (int i = 0; i < c->n; i++) free(c->rows[i].dataset), free(c->rows[i].error);
+  c->n = c->row = 0;
+}
+
+static void frame_free(frame *f) {
+  for (int i = 0; i < f->n; i++) free(f->subs[i]);
+  free(f->subs);
+}
 
 static void close_(void *cur) {
   ds_cur *c = cur;
   if (!c) return;
-  for (int i = 0; i < c->n; i++) free(c->rows[i].dataset), free(c->rows[i].error);
+  rows_free(c);
   free(c->rows);
+  for (int i = 0; i < c->depth; i++) frame_free(&c->st[i]);
+  free(c->st);
+  free(c->dir);
+  free(c->url);
   free(c);
 }
 
-/* A layout key: "VolumeDataLayout" as a whole name (the listing's keys are relative). */
-static int is_layout(const char *key) {
-  size_t n = strlen(key), l = sizeof LAYOUT - 1;
-  return n >= l && strcmp(key + n - l, LAYOUT) == 0 && (n == l || key[n - l - 1] == '/');
-}
-
-/* The dataset of a layout key: dir (url's directory, its ?query kept) joined with the
- * key's prefix before "/VolumeDataLayout", the way vds_open joins names onto it. */
-static char *dataset_url(const char *dir, const char *key) {
-  size_t plen = strlen(key) - (sizeof LAYOUT - 1);
-  if (plen) plen--; /* the '/' */
-  char *p = strndup(key, plen);
-  if (!p) return NULL;
-  char *u = !plen ? strdup(*dir ? dir : ".") : !*dir ? strdup(p) : vd_url_join(dir, p);
-  free(p);
-  return u;
+/* rel (relative to dir, "" for dir itself) as a URL, the way vds_open joins names. */
+static char *at(const char *dir, const char *rel) {
+  if (!*rel) return strdup(*dir ? dir : ".");
+  return !*dir ? strdup(rel) : vd_url_join(dir, rel);
 }
 
 /* Does the key have a "." or ".." segment (or an empty one)? As a URL it would name
@@ -74,45 +94,87 @@ static int unaddressable(const char *key) {
   }
 }
 
-/* Every layout key under url, as dataset URLs, in listing (key byte) order. */
-static vd_code find(vd_ctx *ctx, const char *url, const char *dir, ds_cur *c, vd_err *err) {
+/* A dataset found at rel (relative to dir, "" or ending in '/'): a new row of the batch. */
+static vd_code add_row(ds_cur *c, const char *rel, vd_err *err) {
+  ds_row *r = &c->rows[c->n];
+  memset(r, 0, sizeof *r);
+  size_t rl = strlen(rel);
+  char *p = strndup(rel, rl ? rl - 1 : 0);
+  r->dataset = p ? at(c->dir, p) : NULL;
+  free(p);
+  if (!r->dataset) return vd_nomem(err);
+  c->n++;
+  char *key = malloc(rl + sizeof LAYOUT);
+  if (!key) return vd_nomem(err);
+  sprintf(key, "%s%s", rel, LAYOUT);
+  int bad = unaddressable(key);
+  free(key);
+  if (!bad) return VD_OK;
+  char where[600], msg[800];
+  vd_url_redact(r->dataset, where, sizeof where);
+  snprintf(msg, sizeof msg, "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would "
+           "read other objects); not opened", where);
+  return (r->error = strdup(msg)) ? VD_OK : vd_nomem(err);
+}
+
+/* Lists the folder rel (NULL: the url itself, its name prefix and all) page by page: a
+ * VolumeDataLayout in it makes it a dataset (a row); else its sub-folders go on the
+ * stack to be walked. */
+static vd_code visit(ds_cur *c, const char *rel, vd_err *err) {
+  char *lu = rel ? at(c->dir, rel) : strdup(c->url);
+  if (!lu) return vd_nomem(err);
+  frame f = {0};
+  int cap = 0, layout = 0;
   vd_listing l = {0};
   char *token = NULL;
-  int cap = 0;
   vd_code rc;
   do {
-    rc = vd_list(ctx, url, token, PAGE_MAX, &l, err);
+    rc = vd_list_with(c->ctx, lu, token, PAGE_MAX, VD_LIST_FOLDER | VD_LIST_KEYS_ONLY, &l, err);
     free(token);
     token = NULL;
-    for (int i = 0; !rc && i < l.n; i++) {
-      if (!is_layout(l.ent[i].key)) continue;
-      if (c->n == cap) {
+    for (int i = 0; !rc && i < l.n; i++)
+      if (strcmp(l.ent[i].key, LAYOUT) == 0) layout = 1; /* keys are relative to the folder listed */
+    for (int i = 0; !rc && !layout && i < l.nprefixes; i++) {
+      if (f.n == cap) {
         cap = cap ? 2 * cap : 16;
-        ds_row *r = realloc(c->rows, (size_t)cap * sizeof *r);
-        if (!r) {
+        char **s = realloc(f.subs, (size_t)cap * sizeof *s);
+        if (!s) {
           rc = vd_nomem(err);
           break;
         }
-        c->rows = r;
+        f.subs = s;
       }
-      memset(&c->rows[c->n], 0, sizeof *c->rows);
-      ds_row *r = &c->rows[c->n];
-      if (!(r->dataset = dataset_url(dir, l.ent[i].key))) {
+      /* relative to the folder listed; the url's own listing already to its directory */
+      char *sub = malloc((rel ? strlen(rel) : 0) + strlen(l.prefixes[i]) + 1);
+      if (!sub) {
         rc = vd_nomem(err);
         break;
       }
-      c->n++;
-      char where[600], msg[800];
-      vd_url_redact(r->dataset, where, sizeof where);
-      snprintf(msg, sizeof msg, "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would "
-               "read other objects); not opened", where);
-      if (unaddressable(l.ent[i].key) && !(r->error = strdup(msg))) rc = vd_nomem(err);
+      sprintf(sub, "%s%s", rel ? rel : "", l.prefixes[i]);
+      f.subs[f.n++] = sub;
     }
     if (!rc) token = l.next, l.next = NULL;
     vd_listing_free(&l);
   } while (!rc && token);
   free(token);
-  return rc;
+  free(lu);
+  if (!rc && layout) rc = add_row(c, rel ? rel : "", err);
+  if (rc || layout || !f.n) {
+    frame_free(&f);
+    return rc;
+  }
+  if (c->depth == c->cap) {
+    int nc = c->cap ? 2 * c->cap : 8;
+    frame *s = realloc(c->st, (size_t)nc * sizeof *s);
+    if (!s) {
+      frame_free(&f);
+      return vd_nomem(err);
+    }
+    c->st = s;
+    c->cap = nc;
+  }
+  c->st[c->depth++] = f;
+  return VD_OK;
 }
 
 /* Fills row r from its two documents (or their fetch errors). */
@@ -182,25 +244,45 @@ static vd_code fetch_batch(vd_ctx *ctx, ds_row *all, int nall, vd_err *err) {
   return rc;
 }
 
+/* The next batch of rows: the walk goes on until BATCH datasets are found or it ends,
+ * then their documents are fetched together. */
+static vd_code fill_batch(ds_cur *c, vd_err *err) {
+  rows_free(c);
+  vd_code rc = VD_OK;
+  while (!rc && c->n < BATCH && c->depth) {
+    frame *f = &c->st[c->depth - 1];
+    if (f->i == f->n) {
+      frame_free(f);
+      c->depth--;
+      continue;
+    }
+    char *rel = f->subs[f->i];
+    f->subs[f->i++] = NULL;
+    rc = visit(c, rel, err); /* may grow the stack: f is not used after it */
+    free(rel);
+  }
+  return rc ? rc : fetch_batch(c->ctx, c->rows, c->n, err);
+}
+
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   (void)f, (void)nf;
   ds_cur *c = calloc(1, sizeof *c);
   if (!c) return vd_nomem(err);
   *out = c;
+  c->ctx = ctx;
   if (na < 1 || a[0].type == VD_NULL) return VD_OK;
-  char *url = vd_value_strdup(&a[0]);
-  if (!url) {
+  if (!(c->url = vd_value_strdup(&a[0]))) {
     free(c);
     *out = NULL;
     return vd_fail(err, VD_INVALID, "vds_datasets: the url must be text, not a %s",
                    a[0].type == VD_BLOB ? "blob" : "number");
   }
-  char *dir = vd_url_list_dir(url); /* the listing's keys are relative to it */
-  vd_code rc = dir ? find(ctx, url, dir, c, err) : vd_nomem(err);
-  for (int b = 0; !rc && b < c->n; b += BATCH)
-    rc = fetch_batch(ctx, c->rows + b, c->n - b < BATCH ? c->n - b : BATCH, err);
-  free(dir);
-  free(url);
+  vd_code rc = VD_OK;
+  if (!(c->dir = vd_url_list_dir(c->url)) || !(c->rows = calloc(BATCH, sizeof *c->rows)))
+    rc = vd_nomem(err);
+  if (!rc) rc = visit(c, NULL, err);
+  if (!rc && !c->n) rc = fill_batch(c, err);
+  else if (!rc) rc = fetch_batch(ctx, c->rows, c->n, err); /* the url itself is a dataset */
   if (rc) {
     close_(c);
     *out = NULL;
@@ -209,9 +291,10 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
 }
 
 static vd_code next(void *cur, vd_err *err) {
-  (void)err;
-  ((ds_cur *)cur)->row++;
-  return VD_OK;
+  ds_cur *c = cur;
+  c->rowid++;
+  if (++c->row < c->n) return VD_OK;
+  return fill_batch(c, err);
 }
 
 static int eof(void *cur) { return ((ds_cur *)cur)->row >= ((ds_cur *)cur)->n; }
@@ -231,7 +314,7 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
-static int64_t rowid(void *cur) { return ((ds_cur *)cur)->row; }
+static int64_t rowid(void *cur) { return ((ds_cur *)cur)->rowid; }
 
 const vd_relation vd_rel_vds_datasets = {
     .name = "vds_datasets",
@@ -244,5 +327,5 @@ const vd_relation vd_rel_vds_datasets = {
     .column = column,
     .rowid = rowid,
     .close = close_,
-    .doc = "every OpenVDS dataset under a prefix (found by listing it): its URL, dimensionality, samples per axis "
+    .doc = "every OpenVDS dataset under a prefix (found by walking its folders, not into a dataset's): its URL, dimensionality, samples per axis "
         "and layer count, or the error that keeps it from being read"};
