@@ -104,6 +104,7 @@ int main(int argc, char **argv) {
 
   vd_config cfg;
   memset(&cfg, 0, sizeof cfg); /* no azure_* settings: the environment */
+  cfg.env_credentials = 1;     /* as vd_ctx_new's default: the environment stands in */
   vd_az_cred cred;
   vd_err err = {0};
   char *url = NULL;
