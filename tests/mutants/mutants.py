@@ -19,6 +19,9 @@
 
 I22 = "issue 22: the test for this blind spot is being written"
 SQL_FILE = "tests/sqlite/run file"
+# the reliability suite on local files only, with few trials: its four writers and its
+# count checks in under half a minute (run-tests runs it whole)
+REL_FILE = "REL_STORES=file REL_TRIALS=3 REL_ROUNDS=3 tests/openvds/reliability.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
@@ -47,12 +50,12 @@ MUTANTS = [
          find="else r.if_none_match = 1;",
          replace="else r.if_none_match = 0;",
          why="a new page put without its create-only condition (If-None-Match: *): two writers overwrite each other",
-         suites=["tests/openvds/write.t"]),
+         suites=["tests/openvds/write.t", REL_FILE]),
     dict(name="vds_overwrite_old_bytes", file="**/openvds_pages_write.c",
          find="else c->serialized += (nd ? x->object_bytes : 0) - (od ? x->old_bytes : 0);",
          replace="else c->serialized += (nd ? x->object_bytes : 0);",
          why="an overwritten chunk's old object size not taken off LayerStatus serializedSize",
-         suites=["tests/openvds/write.t"]),
+         suites=[REL_FILE, "tests/openvds/write.t"]),
     dict(name="vds_rle_encode_long_run", file="**/openvds_encode.c",
          find="return vd_buf_append(o, h, r >= 64 ? 2 : 1) || vd_buf_append(o, p, bytes);",
          replace="return vd_buf_append(o, h, 1) || vd_buf_append(o, p, bytes);",
