@@ -50,7 +50,7 @@ MUTANTS = [
          find="else r.if_none_match = 1;",
          replace="else r.if_none_match = 0;",
          why="a new page put without its create-only condition (If-None-Match: *): two writers overwrite each other",
-         suites=["tests/openvds/write.t", REL_FILE]),
+         suites=["build/tests/t_vds_pages.t", "tests/openvds/write.t"]),
     dict(name="vds_overwrite_old_bytes", file="**/openvds_pages_write.c",
          find="else c->serialized += (nd ? x->object_bytes : 0) - (od ? x->old_bytes : 0);",
          replace="else c->serialized += (nd ? x->object_bytes : 0);",
