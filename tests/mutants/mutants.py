@@ -76,7 +76,10 @@ MUTANTS = [
                  "    a->fixed.serialized += o.object_size;\n"
                  "  }\n",
          why="vds_repair on a 28-byte (wavelet) layer: serializedSize keeps the old size of a repaired chunk",
-         suites=["tests/openvds/audit.t"], xfail=I22 + " (blind spot 2)"),
+         # issue 22's blind spot 2, planted where the repair sums its counts: audit.t's
+         # re-audit of Dimensions_012LOD1 (28-byte) sees the count_mismatch it leaves, so
+         # it is no xfail (the writers' delta in count_page never meets a 28-byte layer)
+         suites=["tests/openvds/audit.t"]),
     dict(name="vds_audit_hash_ignored", file="**/openvds_audit.c",
          find="} else if (e->hash != oh || (es == 28",
          replace="} else if ((es == 28",
@@ -134,6 +137,11 @@ MUTANTS = [
          replace="int64_t want = r->len < 0 ? size - r->off - 1 : r->len;",
          why="a whole local object read without its last byte",
          suites=["build/tests/t_store_file.t", SQL_FILE]),
+    dict(name="file_if_match_ignored", file="**/store_file_write.c",
+         find="if (strcmp(now, p->if_match) != 0) {",
+         replace="if (0 && strcmp(now, p->if_match) != 0) {",
+         why="a local put with If-Match overwrites an object that changed since (the lost-update guard gone)",
+         suites=["build/tests/t_store_file.t"]),
     dict(name="cache_any_scope", file="**/store/cache.c",
          find="if ((any_scope || e->scope == c->scope) && strcmp(e->key, key) == 0) return e;",
          replace="if (strcmp(e->key, key) == 0) return e;",
@@ -156,6 +164,11 @@ MUTANTS = [
          replace="if (old >= 0 && 0) return err->code;",
          why="INSERT OR REPLACE appends the new member without trashing the old copy",
          suites=[SQL_FILE, "tests/lindi/writers.t"]),
+    dict(name="lindi_one_end_block", file="**/lindi_writer_commit.c",
+         find="|| ftruncate(w->fd, w->tail + 1024)) {",
+         replace="|| ftruncate(w->fd, w->tail + 512)) {",
+         why="a LINDI commit ends the archive with one zero block, not the two POSIX asks for",
+         suites=["tests/lindi/interop.t", "tests/lindi/writers.t", SQL_FILE]),
     dict(name="lindi_archive_offset_header", file="**/formats/lindi/lindi_refs.c",
          find="if (m) *out = m->d + off;",
          replace="if (m) *out = m->o + off;",
