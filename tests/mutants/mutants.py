@@ -45,11 +45,6 @@ MUTANTS = [
          replace="q = floor(q);",
          why="a constant chunk of a U8/U16 channel quantized by truncation instead of rounding",
          suites=["build/tests/t_codec.t", SQL_FILE]),
-    dict(name="vds_chunks_lt_inclusive", file="**/relations/openvds/vds_chunks.c",
-         find="case VD_OP_LT: if ((int64_t)c - 1 < *hi) *hi = (int64_t)c - 1; break;",
-         replace="case VD_OP_LT: if ((int64_t)c < *hi) *hi = (int64_t)c; break;",
-         why="vds_chunks pushdown: chunk < N reads (and returns) chunk N too",
-         suites=[SQL_FILE]),
     # ---- OpenVDS writer
     dict(name="vds_page_put_unconditional", file="**/openvds_pages_write.c",
          find="else r.if_none_match = 1;",

@@ -29,11 +29,6 @@ SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
 -- positions alone come from the layout: no page is read (layout + status only)
 SELECT count(*), max(max0), sum(i1) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0');
 SELECT sum(requests) AS requests FROM vdsql_stats();
-SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
--- chunk < 10 with a column of the pages: chunks 0 to 9, all on page 0 (10 entries a page),
--- so layout + status + page 0; page 1 is not read
-SELECT group_concat(chunk), count(status) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk < 10;
-SELECT sum(requests) AS requests FROM vdsql_stats();
 -- ranges, BETWEEN, page, and mixed types behave like the full scan filtered by SQLite
 SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk BETWEEN 5 AND 14 AND i0 = 2;
 SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE page = 2;
