@@ -3,6 +3,8 @@
 #   make test       install deps, build, run every test (unit, SQL on files and HTTP,
 #                   the same under ASan+UBSan, fuzz smoke)
 #   make demo       install deps, build, run the demo on a generated dataset
+#   make mutants    plant each bug of tests/mutants/mutants.py in a copy, run the suites
+#                   that must catch it (docs/testing.md); MUTANTS="name ..." for some
 #   make bench      run the benchmarks in bench/ (bench/README.md)
 #   make install    install the SQLite extension as $(PREFIX)/lib/vdsql.so (PREFIX=/usr:
 #                   the loader's own directory, so `.load vdsql` works from any folder)
@@ -49,7 +51,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps test demo bench fuzz sql clean install uninstall
+.PHONY: all deps test demo bench fuzz sql clean install uninstall mutants
 all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool $(B)/azdrive
 
 deps:
@@ -138,6 +140,11 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_HDR) $(wildcard tests/fuzz/*.h)
 # make read pkg-config's flags when it started, before the packages were there.
 test: deps
 	@scripts/run-tests
+
+# planted bugs (tests/mutants/mutants.py), each in a throw-away copy of HEAD: fails when
+# a suite misses one. MUTANTS="name ..." runs those; MUTANTS_BUDGET=300 a bounded share
+mutants:
+	@scripts/mutants $(MUTANTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

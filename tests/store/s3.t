@@ -158,6 +158,12 @@ def main():
         ok(r.returncode == 0 and sorted(r.stdout.splitlines()) ==
            sorted(["10\t\"%s\"" % hashlib.md5(b"0123456789").hexdigest(), "meta\tvdschunkmetadata\tAQIDBAUGBwg=", "meta\tother\tx y"]),
            "s3: HEAD gives size, ETag and boto3's user metadata (keys lower-case)", r.stdout + r.stderr)
+        # -- an empty object is listed with size 0, not an unknown size (mutant s3_list_empty_size)
+        c.put_object(Bucket=B, Key="meta/empty.bin", Body=b"")
+        r = subprocess.run([STORETOOL, "list", "s3://%s/meta/" % B, "5"], capture_output=True, text=True, env=e)
+        ok(r.returncode == 0 and r.stdout.splitlines()[1:] ==
+           ["empty.bin\t0\t\"%s\"" % hashlib.md5(b"").hexdigest(), "obj.bin\t10\t\"%s\"" % hashlib.md5(b"0123456789").hexdigest()],
+           "s3: a listing gives an empty object's size as 0 (boto3 wrote it)", r.stdout + r.stderr)
         r = subprocess.run([STORETOOL, "get", "s3://%s/meta/obj.bin" % B, "3", "4"], capture_output=True, env=e)
         ok(r.returncode == 0 and r.stdout == b"3456", "s3: a range GET gives those bytes", r.stdout + r.stderr)
 

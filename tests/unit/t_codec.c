@@ -127,6 +127,9 @@ static void fills(void) {
   vd_err err = {0};
   vds_fill(&u8, &s8, VDS_S_CONSTANT, 1.0f, &b, &err);
   ok(b.len == 6 && b.data[0] == 22 && b.data[5] == 22, "U8 constant 1.0 requantized with scale 0.5 offset -10 -> 22");
+  /* (1.3 + 10) / 0.5 = 22.6: the nearest bucket, not the one below (mutant vds_quantize_floor) */
+  vds_fill(&u8, &s8, VDS_S_CONSTANT, 1.3f, &b, &err);
+  ok(b.len == 6 && b.data[0] == 23 && b.data[5] == 23, "U8 constant 1.3 rounds to the nearest bucket -> 23");
   vds_fill(&u8, &s8, VDS_S_CONSTANT, 1000.0f, &b, &err);
   ok(b.data[3] == 255, "U8 constant clamped to 255");
   vds_fill(&r32, &s32, VDS_S_UNWRITTEN, 0, &b, &err);

@@ -1,8 +1,9 @@
 /* The OpenVDS page layer's write-back, on a local copy of mkvds.py's survey_none:
  * entries set by two writers on the same page (the second one's base goes stale when
  * the first writes back: its If-Match loses, it re-reads and re-applies only its own
- * entries), a page not stored yet (created, pageDirectory updated), a discarded dirty
- * set (nothing written). Expected values come from mkvds.py (its `dump` decodes the
+ * entries), a page not stored yet (created, pageDirectory updated; created by two
+ * writers at once, the second's create-only put loses and it re-applies its entry over the
+ * first's page), a discarded dirty set (nothing written). Expected values come from mkvds.py (its `dump` decodes the
  * pages and LayerStatus independently, in Python) and from the spec's formulas (section 3
  * counts, section 6 chunk sizes); the result is also read back through vds_chunks. An
  * http dataset is refused before any request. */
@@ -115,11 +116,12 @@ int main(void) {
   vd_ctx *ctx = vd_ctx_new();
   vd_err err = {0};
   vds_dataset *da = NULL, *db = NULL;
-  const vds_layer *a0, *a1, *b0;
-  vds_pages *pa0 = NULL, *pa1 = NULL, *pb0 = NULL, *pc0 = NULL;
+  const vds_layer *a0, *a1, *b0, *b1;
+  vds_pages *pa0 = NULL, *pa1 = NULL, *pb0 = NULL, *pb1 = NULL, *pc0 = NULL;
   int opened = vds_open(ctx, url, &da, &err) == VD_OK && vds_open(ctx, url, &db, &err) == VD_OK &&
                vds_find_layer(da, L0, &a0, &err) == VD_OK && vds_find_layer(da, L1, &a1, &err) == VD_OK &&
-               vds_find_layer(db, L0, &b0, &err) == VD_OK && vds_pages_open(ctx, da, a0, &pa0, &err) == VD_OK &&
+               vds_find_layer(db, L0, &b0, &err) == VD_OK && vds_find_layer(db, L1, &b1, &err) == VD_OK &&
+               vds_pages_open(ctx, db, b1, &pb1, &err) == VD_OK && vds_pages_open(ctx, da, a0, &pa0, &err) == VD_OK &&
                vds_pages_open(ctx, da, a1, &pa1, &err) == VD_OK && vds_pages_open(ctx, db, b0, &pb0, &err) == VD_OK &&
                vds_pages_open(ctx, da, a0, &pc0, &err) == VD_OK;
   ok(opened, "two writers open the dataset");
@@ -137,14 +139,17 @@ int main(void) {
   vds_entry e;
   ok(vds_pages_entry(pa0, 20, &e, NULL, &err) == VD_OK && e.status == VDS_S_DATA && e.hash == H1,
      "A's page layer reads its own entry before write-back");
-  /* writer B, same base page 2 as A: chunk 21 (unwritten) becomes data */
-  ok(set(pb0, 21, H2, 500, &err) == VD_OK, "writer B sets chunk 21 on the same page");
+  /* writer B, same base page 2 as A: chunk 21 (unwritten) becomes data; and chunk 3 of
+   * LOD1, on the page A creates too (the page put must be create-only, or one is lost) */
+  ok(set(pb0, 21, H2, 500, &err) == VD_OK && set(pb1, 3, constant(0.25f), 0, &err) == VD_OK,
+     "writer B sets chunk 21 on the same page, and chunk 3 on LOD1's page not stored yet");
   /* a third writer's entry, discarded (ROLLBACK) */
   ok(set(pc0, 0, 0x7777777777777777ull, 10, &err) == VD_OK, "writer C sets chunk 0");
   vds_pages_discard(pc0);
   ok(vds_pages_dirty(pc0) == 0 && vds_pages_write_back(pc0, &err) == VD_OK, "C's discarded set writes nothing");
 
-  ok(vds_pages_write_back(pb0, &err) == VD_OK, "B writes back first");
+  ok(vds_pages_write_back(pb0, &err) == VD_OK && vds_pages_write_back(pb1, &err) == VD_OK,
+     "B writes back first (LOD1's page 1 is created by B)");
   memset(ctx->stats, 0, sizeof ctx->stats);
   vd_code rc = vds_pages_write_back(pa0, &err);
   ok(rc == VD_OK, "A writes back over B's page");
@@ -152,7 +157,8 @@ int main(void) {
   ok(ctx->stats[VD_BE_FILE].requests == 7, "A's write-back: 7 requests (two lost races, each re-read once), got %lld",
      (long long)ctx->stats[VD_BE_FILE].requests);
   ok(vds_pages_dirty(pa0) == 0, "A has nothing dirty left");
-  ok(vds_pages_write_back(pa1, &err) == VD_OK, "A writes back LOD1 (a new page; its LayerStatus was read before B wrote: one lost race)");
+  ok(vds_pages_write_back(pa1, &err) == VD_OK, "A writes back LOD1 (the page B created since: its create-only put "
+     "loses; its LayerStatus was read before B wrote: another lost race)");
   /* an http dataset: refused in the store's one wording before any request */
   vds_dataset remote = *da;
   remote.url = "http://127.0.0.1:9/ds?sig=secret";
@@ -166,6 +172,7 @@ int main(void) {
   vds_pages_close(pa0);
   vds_pages_close(pa1);
   vds_pages_close(pb0);
+  vds_pages_close(pb1);
   vds_pages_close(pc0);
   vds_close(da);
   vds_close(db);
@@ -189,12 +196,13 @@ int main(void) {
      "LOD0 counts: both writers' chunks counted once (valid +2, serialized +1500, uncompressed +2 x 428032)");
   cJSON *dir1 = at(after, L1, "status", "pageDirectory");
   ok(cJSON_GetArraySize(dir1) == 2 && cJSON_GetArrayItem(dir1, 1)->valuedouble == 1 &&
-     num(after, L1, "pages", "1") == 16 && hash_of(after, L1, 2) == constant(1.5f),
-     "LOD1: the new page is stored as 1 (16 bytes) and listed in pageDirectory");
-  ok(num(after, L1, "status", "validChunkCount") == num(before, L1, "status", "validChunkCount") + 1 &&
+     num(after, L1, "pages", "1") == 16 && hash_of(after, L1, 2) == constant(1.5f) &&
+     hash_of(after, L1, 3) == constant(0.25f),
+     "LOD1: the new page is stored as 1 (16 bytes), listed in pageDirectory, with both writers' entries");
+  ok(num(after, L1, "status", "validChunkCount") == num(before, L1, "status", "validChunkCount") + 2 &&
      num(after, L1, "status", "serializedSize") == num(before, L1, "status", "serializedSize") &&
      num(after, L1, "status", "uncompressedSize") == num(before, L1, "status", "uncompressedSize"),
-     "LOD1 counts: a constant chunk adds 1 valid chunk and no bytes");
+     "LOD1 counts: two constant chunks add 2 valid chunks and no bytes");
   /* everything else in LayerStatus as it was */
   int others = 1;
   const char *names[] = {"TraceDimensions_012LOD0", "QualityDimensions_012LOD0", "Dimensions_01LOD0"};
@@ -214,7 +222,7 @@ int main(void) {
     if (h[c] != hash_of(after, L0, c)) agree = 0;
   ok(agree, "vds_chunks reads the same 24 hashes as mkvds.py dump (%d rows)", rows);
   rows = read_chunks(L1, h, 4);
-  ok(rows == 4 && h[2] == constant(1.5f) && h[3] == 0, "vds_chunks reads LOD1's new page");
+  ok(rows == 4 && h[2] == constant(1.5f) && h[3] == constant(0.25f), "vds_chunks reads LOD1's new page");
   ok(hash_of(after, L0, 0) == hash_of(before, L0, 0) && hash_of(before, L0, 0) != 0x7777777777777777ull,
      "the discarded entry is nowhere");
 
