@@ -17,7 +17,6 @@
 #
 # Add some with every new feature: a bug the feature's tests must catch.
 
-I22 = "issue 22: the test for this blind spot is being written"
 SQL_FILE = "tests/sqlite/run file"
 # the reliability suite on local files only, with few trials: its four writers and its
 # count checks in under half a minute (run-tests runs it whole)
