@@ -21,7 +21,7 @@ SELECT vdsql_config('stats', 'reset');
 SELECT dataset, dimensionality, samples, samples0, samples1, samples2, samples3, layer_count, error FROM vds_datasets('@DATA@/s') WHERE dataset NOT LIKE '%none';
 SELECT dataset, samples, error FROM vds_datasets('@DATA@/bad_');
 SELECT d.dataset, l.layer FROM vds_datasets('@DATA@/survey_r') d, vds_layers(d.dataset) l WHERE l.lod > 0;
--- 28: one listing per folder walked (the 3 prefixes' own, the 9 dataset folders under them)
--- + 2 documents for each of the 8 datasets not yet in the cache (survey_rle's come from it
--- in the third query, as they do for the join)
+-- 19: the 3 prefixes' own listings + 2 documents for each of the 8 datasets not yet in the
+-- cache (the probe of a folder's VolumeDataLayout finds it a dataset, so no dataset folder
+-- is listed; survey_rle's come from the cache in the third query, as they do for the join)
 SELECT requests, cache_hits FROM vdsql_stats() WHERE backend = '@BACKEND@';

@@ -14,11 +14,13 @@ dimensionality, samples and layer counts from Python's json reading the document
 Request counts are asserted exactly with vdsql_stats(), each query in a fresh connection
 (cold cache): S3 N objects in pages of 1000 cost ceil(N/1000) listings, plus one HEAD per
 object only when the metadata column is read (Azure listings carry it: never a HEAD); a
-LIMIT sets the page size asked for; vds_datasets walks folders (a listing with the
-delimiter '/' per page of each folder, never into a dataset's folder) and costs those
-pages, counted by an independent walk of the same folders (os.walk, boto3's
-list_objects_v2 with Delimiter, the Azure client's List Blobs with delimiter), plus two
-GETs per dataset; a join with vds_layers costs nothing more. A folder of more keys than a
+LIMIT sets the page size asked for; vds_datasets walks folders: the prefix is listed (the
+delimiter '/'), each folder below it is asked for its VolumeDataLayout, which makes a
+dataset (never listed: its second and last request is its LayerStatus) or else a folder
+whose listing pages are read and walked. It costs 2 requests per dataset plus, for each
+other folder, its listing pages and the one probe, counted by an independent walk of the
+same folders (os.listdir, boto3's list_objects_v2 with Delimiter, the Azure client's List
+Blobs with delimiter); a join with vds_layers costs nothing more. A folder of more keys than a
 page holds (1,100 on S3, 5,100 on files and Azure) before a dataset checks that every
 continuation token is followed.
    env: SO, SQLITE3 (tests/taplib.py), VDSQL_TESTDATA (a ready `mkvds.py tests`
@@ -87,7 +89,7 @@ def testdata(tmp):
 
 
 # The tree: relative name -> source dataset of mkvds.py (None: written here)
-DATASETS = {"a/survey": "survey", "a/old": "old", "proj/x y/ü%ds": "wavelet", "proj/deep/er/survey_rle": "survey_rle"}
+DATASETS = {"a/survey": "survey", "a/zz": "survey", "a/old": "old", "proj/x y/ü%ds": "wavelet", "proj/deep/er/survey_rle": "survey_rle"}
 PLAIN = {"plain/a b%.txt": (b"hello", {"color": "blue", "vdschunkmetadata": "AQIDBAUGBwg=", "quote": 'say "hi" \\ {x}'}),
          "plain/ü.bin": (b"\x00" * 33, {}),
          "proj/notalayoutVolumeDataLayout": (b"{}", {})}
@@ -143,40 +145,61 @@ def expected_datasets(root):
     return dict(sorted(out.items(), key=lambda kv: kv[0].encode()))
 
 
+def unaddressable(key):
+    """A key with a '.', '..' or empty segment: no URL names it (vds_datasets never asks for it)."""
+    return any(seg in ("", ".", "..") for seg in key.split("/"))
+
+
+def walk_requests(prefix, list_folder):
+    """The requests vds_datasets' folder walk of prefix costs besides the two documents
+    of each dataset, by an independent walk: list_folder(p) gives a folder's listing
+    pages, its sub-folders (full names ending in '/') and whether it holds a
+    VolumeDataLayout. The prefix itself is listed; a folder below it is first asked for
+    its VolumeDataLayout (1 request, unless no URL can name it), which for a dataset is
+    its first document (counted with the two), and any other folder is then listed and
+    walked; nothing inside a dataset."""
+    cost, todo = 0, [prefix]
+    while todo:
+        p = todo.pop()
+        pages, subs, layout = list_folder(p)
+        if p != prefix and not unaddressable(p[len(prefix):] + "VolumeDataLayout"):
+            if layout:
+                continue
+            cost += 1
+        cost += pages
+        if not layout:
+            todo += subs
+    return cost
+
+
 def local_listings(folder, page=5000):
-    """Listing pages a folder walk of folder costs, by os.walk: a folder's files and
-    sub-directories in pages of `page`; no descent below a VolumeDataLayout."""
-    pages = 0
-    for d, dirs, files in os.walk(folder):
-        pages += max(1, math.ceil((len(dirs) + len(files)) / page))
-        if "VolumeDataLayout" in files:
-            dirs[:] = []
-    return pages
+    """walk_requests by os.listdir: a folder's files and sub-directories in pages of `page`."""
+    def ls(p):
+        names = os.listdir(p)
+        dirs = [os.path.join(p, n) + "/" for n in names if os.path.isdir(os.path.join(p, n))]
+        return max(1, math.ceil(len(names) / page)), dirs, os.path.isfile(os.path.join(p, "VolumeDataLayout"))
+    return walk_requests(folder.rstrip("/") + "/", ls)
 
 
 def s3_listings(c, bucket, prefix):
-    """The same walk by boto3: list_objects_v2 pages with Delimiter='/' (1000 a page)."""
-    pages, todo = 0, [prefix]
-    while todo:
-        p = todo.pop()
-        subs, layout = [], False
+    """walk_requests by boto3: list_objects_v2 pages with Delimiter='/' (1000 a page)."""
+    def ls(p):
+        pages, subs, layout = 0, [], False
         for pg in c.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=p, Delimiter="/"):
             pages += 1
             layout = layout or any(o["Key"] == p + "VolumeDataLayout" for o in pg.get("Contents", []))
             subs += [cp["Prefix"] for cp in pg.get("CommonPrefixes", [])]
-        if not layout:
-            todo += subs
-    return pages
+        return pages, subs, layout
+    return walk_requests(prefix, ls)
 
 
 def az_listings(az, container, prefix):
-    """The same walk by the Azure test client: List Blobs with delimiter=/ (5000 a page),
+    """walk_requests by the Azure test client: List Blobs with delimiter=/ (5000 a page),
     NextMarker followed."""
     import xml.etree.ElementTree as ET
-    pages, todo = 0, [prefix]
-    while todo:
-        p = todo.pop()
-        subs, layout, marker = [], False, None
+
+    def ls(p):
+        pages, subs, layout, marker = 0, [], False, None
         while True:
             params = {"restype": "container", "comp": "list", "delimiter": "/", "prefix": p}
             if marker:
@@ -190,10 +213,8 @@ def az_listings(az, container, prefix):
             subs += [b.findtext("Name") for b in root.iter("BlobPrefix")]
             marker = root.findtext("NextMarker")
             if not marker:
-                break
-        if not layout:
-            todo += subs
-    return pages
+                return pages, subs, layout
+    return walk_requests(prefix, ls)
 
 
 def check_datasets(label, rows, exp, url_of, err_of):
@@ -228,7 +249,7 @@ def dataset_checks(kind, S, env, exp, L):
     check_datasets(kind, rows or [], exp, enc,
                    lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
     n = len(exp)
-    ok(st and st[0] == L + 2 * n, "%s: vds_datasets: %d folder listings + 2 GETs per dataset = %d requests"
+    ok(st and st[0] == L + 2 * n, "%s: vds_datasets: %d for the other folders (listing pages + a probe each) + 2 GETs per dataset = %d requests"
        % (kind, L, L + 2 * n), st)
     good = {k: v for k, v in exp.items() if v}
     want = sorted((enc(k), layer) for k, v in good.items() for layer in v[4])
@@ -279,8 +300,8 @@ def local_checks(root):
                    lambda u: u + "/VolumeDataLayout: malformed JSON" if u.endswith("bad") else u + ": not an OpenVDS dataset")
     n = len(exp)
     L = local_listings(root)
-    ok(st == [L + 2 * n, st and st[1], 0], "files: vds_datasets reads the %d folder listings os.walk counts (none inside "
-       "a dataset) + 2 documents per dataset (%d)" % (L, L + 2 * n), st)
+    ok(st == [L + 2 * n, st and st[1], 0], "files: vds_datasets costs the %d listings and probes of the folders os.listdir "
+       "walks (no dataset folder listed, none inside one) + 2 documents per dataset (%d)" % (L, L + 2 * n), st)
     good = {k: v for k, v in exp.items() if v}
     want = sorted((root + "/" + k, layer) for k, v in good.items() for layer in v[4])
     rows, st, err = run("SELECT d.dataset, l.layer FROM vds_datasets(%s) d, vds_layers(d.dataset) l WHERE d.error IS NULL;"
@@ -315,6 +336,41 @@ def wide_check(kind, url, env, pages, first_pages, layers):
     ok(rows == [{"dataset": url + "zz", "layer_count": layers}] and first_pages > 1 and st and st[0] == pages + 2,
        "%s: vds_datasets finds the dataset after a folder's first listing page (%d pages there; %d listings + 2 GETs)"
        % (kind, first_pages, pages), "%s %s %s" % (rows, st, err))
+
+
+FLAT = 6  # datasets side by side under flat/, beside one plain folder
+
+
+def build_flat(src, root):
+    """root/flat: FLAT copies of a dataset and a folder misc/ of one plain file."""
+    for i in range(FLAT):
+        shutil.copytree(os.path.join(src, "survey"), os.path.join(root, "flat/d%02d" % i))
+    os.makedirs(os.path.join(root, "flat/misc"))
+    with open(os.path.join(root, "flat/misc/readme.txt"), "w") as f:
+        f.write("not a dataset")
+
+
+def flat_files(root):
+    """The files of root/flat a store needs for the flat check: relative key -> path
+    (the datasets' documents, not their chunks, which nothing lists)."""
+    out = {}
+    for d, _, files in os.walk(os.path.join(root, "flat")):
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), root)
+            if rel.count("/") <= 2:
+                out[rel] = os.path.join(d, f)
+    return out
+
+
+def flat_check(kind, url, env, layers):
+    """The issue's count without a model: datasets side by side cost 2 requests each (the
+    probe that finds the VolumeDataLayout, then the LayerStatus), the prefix 1 listing,
+    and the plain folder its probe and its listing."""
+    rows, st, err = run("SELECT dataset, layer_count FROM vds_datasets(%s);" % q(url), env, {"files": "file"}.get(kind, kind))
+    want = [{"dataset": url + "d%02d" % i, "layer_count": layers} for i in range(FLAT)]
+    ok(rows == want and st and st[0] == 1 + 2 * FLAT + 2,
+       "%s: %d datasets side by side and a plain folder: 1 listing + 2 GETs per dataset + 2 for the folder (probe, "
+       "listing) = %d requests" % (kind, FLAT, 1 + 2 * FLAT + 2), "%s %s %s" % (rows, st, err))
 
 
 def files_with(files, name):
@@ -399,7 +455,7 @@ def s3_checks(srv, root, exp, tmp):
     L = s3_listings(c, B, "dots/")
     ok(rows is not None and [(r["dataset"], r["error"]) for r in rows] == want and st and st[0] == L + 2,
        "s3: vds_datasets reports datasets under keys with '.' or '..' segments in error, reads nothing of them "
-       "(%d folder listings + 2 GETs for the one addressable dataset)" % L, "%s %s %s" % (rows, st, err))
+       "(%d listings and probes of its folders + 2 GETs for the one addressable dataset)" % L, "%s %s %s" % (rows, st, err))
     first = [o["Key"] for o in c.list_objects_v2(Bucket=B, MaxKeys=2)["Contents"]]
     rows, st, err = run("SELECT key, metadata FROM store_objects('s3://%s') LIMIT 2;" % B, env, "s3")
     ok(rows is not None and [(r["key"], json.loads(r["metadata"])) for r in rows] ==
@@ -416,6 +472,9 @@ def s3_checks(srv, root, exp, tmp):
             c.upload_file(os.path.join(wroot, "wide/zz", f), B, "wide/zz/" + f)
     first = len(list(c.get_paginator("list_objects_v2").paginate(Bucket=B, Prefix="wide/", Delimiter="/")))
     wide_check("s3", "s3://%s/wide/" % B, env, s3_listings(c, B, "wide/"), first, exp["a/survey"][3])
+    for k, fp in flat_files(wroot).items():
+        c.upload_file(fp, B, k)
+    flat_check("s3", "s3://%s/flat/" % B, env, exp["a/survey"][3])
 
 
 def az_checks(srv, root, exp, tmp):
@@ -492,6 +551,9 @@ def az_checks(srv, root, exp, tmp):
         if os.path.isfile(os.path.join(wroot, "wide/zz", f)):
             put("wide/zz/" + f, open(os.path.join(wroot, "wide/zz", f), "rb").read(), {})
     wide_check("az", "az://%s/wide/" % C, env, az_listings(az, C, "wide/"), 2, exp["a/survey"][3])
+    for k, fp in flat_files(wroot).items():
+        put(k, open(fp, "rb").read(), {})
+    flat_check("az", "az://%s/flat/" % C, env, exp["a/survey"][3])
 
 
 def curl_list(srv, tmp, query):
@@ -516,6 +578,8 @@ def main():
         layers = exp["a/survey"][3]
         wide_check("files", wroot + "/wide/", None, local_listings(os.path.join(wroot, "wide")),
                    math.ceil((5100 + 1) / 5000), layers)
+        build_flat(src, wroot)
+        flat_check("files", wroot + "/flat/", None, layers)
         try:
             import boto3  # noqa: F401
         except ImportError:

@@ -1,15 +1,18 @@
-/* vds_datasets(url): every OpenVDS dataset under a prefix, found by walking its folders
- * (a listing with the delimiter '/' per folder: S3 delimiter=/, Azure's delimiter, a
- * local directory's own entries). A folder holding a VolumeDataLayout is a dataset, and
- * the walk does not go into it (its sub-folders are its layers: chunk keys are never
- * listed); any other folder's sub-folders are walked, in byte order, so datasets at any
- * depth come in the order of their keys. Their layout and LayerStatus are fetched in
- * parallel, a batch at a time, and parsed as vds_open parses them, so the counts agree
- * with vds_axes and vds_layers and a join on d.dataset finds both documents in the cache.
- * Rows stream: memory holds the sub-folder names of the folders on the current path and
- * one batch of datasets, not every dataset found. One dataset that cannot be read gives
- * a row with its error, not the query's: a catalog crawl should not stop at the first
- * bad dataset. */
+/* vds_datasets(url): every OpenVDS dataset under a prefix, found by walking its folders.
+ * The url itself is listed with the delimiter '/' (S3 delimiter=/, Azure's delimiter, a
+ * local directory's own entries). Each sub-folder found is first asked for its
+ * VolumeDataLayout, siblings in parallel: where it answers, the folder is a dataset and
+ * the document is its first (a dataset costs its two documents, its folder is never
+ * listed and the walk does not go into it: its sub-folders are its layers); where it is
+ * missing, the folder is listed and its sub-folders are walked the same way, in byte
+ * order, so datasets at any depth come in the order of their keys. A folder costs its
+ * listing pages plus the one probe that found it is not a dataset. Each dataset's
+ * LayerStatus is fetched in parallel, a batch at a time, and both documents are parsed as
+ * vds_open parses them, so the counts agree with vds_axes and vds_layers and a join on
+ * d.dataset finds both in the cache. Rows stream: memory holds the sub-folder names of
+ * the folders on the current path, a window of probed layouts and one batch of
+ * datasets, not every dataset found. One dataset that cannot be read gives a row with
+ * its error, not the query's: a catalog crawl should not stop at the first bad dataset. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +35,20 @@ static const vd_colspec cols[] = {
 
 typedef struct ds_row {
   char *dataset, *error;
+  vd_blob *layout; /* its VolumeDataLayout when the probe that found it fetched it */
   int dims, nlayers;
   int64_t samples[VDS_MAXDIM];
   char text[VDS_MAXDIM * 21];
 } ds_row;
 
 /* A folder whose sub-folders are being walked: their names relative to the URL's
- * directory, each ending in '/'. */
+ * directory, each ending in '/', and the layouts the probes of [i, probed) found (NULL:
+ * missing, or any other failure, or a name no URL can address: a listing of the folder
+ * tells what it is). */
 typedef struct frame {
   char **subs;
-  int n, i;
+  vd_blob **lay;
+  int n, i, probed;
 } frame;
 
 typedef struct ds_cur {
@@ -55,13 +62,17 @@ typedef struct ds_cur {
 } ds_cur;
 
 static void rows_free(ds_cur *c) {
-  for (int i = 0; i < c->n; i++) free(c->rows[i].dataset), free(c->rows[i].error);
+  for (int i = 0; i < c->n; i++) free(c->rows[i].dataset), free(c->rows[i].error), vd_blob_unref(c->rows[i].layout);
   c->n = c->row = 0;
 }
 
 static void frame_free(frame *f) {
-  for (int i = 0; i < f->n; i++) free(f->subs[i]);
+  for (int i = 0; i < f->n; i++) {
+    free(f->subs[i]);
+    if (f->lay) vd_blob_unref(f->lay[i]);
+  }
   free(f->subs);
+  free(f->lay);
 }
 
 static void close_(void *cur) {
@@ -94,15 +105,20 @@ static int unaddressable(const char *key) {
   }
 }
 
-/* A dataset found at rel (relative to dir, "" or ending in '/'): a new row of the batch. */
-static vd_code add_row(ds_cur *c, const char *rel, vd_err *err) {
+/* A dataset found at rel (relative to dir, "" or ending in '/'): a new row of the batch,
+ * which takes the layout its probe fetched (NULL: none). */
+static vd_code add_row(ds_cur *c, const char *rel, vd_blob *layout, vd_err *err) {
   ds_row *r = &c->rows[c->n];
   memset(r, 0, sizeof *r);
   size_t rl = strlen(rel);
   char *p = strndup(rel, rl ? rl - 1 : 0);
   r->dataset = p ? at(c->dir, p) : NULL;
   free(p);
-  if (!r->dataset) return vd_nomem(err);
+  if (!r->dataset) {
+    vd_blob_unref(layout);
+    return vd_nomem(err);
+  }
+  r->layout = layout;
   c->n++;
   char *key = malloc(rl + sizeof LAYOUT);
   if (!key) return vd_nomem(err);
@@ -118,8 +134,9 @@ static vd_code add_row(ds_cur *c, const char *rel, vd_err *err) {
 }
 
 /* Lists the folder rel (NULL: the url itself, its name prefix and all) page by page: a
- * VolumeDataLayout in it makes it a dataset (a row); else its sub-folders go on the
- * stack to be walked. */
+ * VolumeDataLayout in it makes it a dataset (a row: a probe that missed it may have met a
+ * failing server or a layout written since); else its sub-folders go on the stack to be
+ * walked. */
 static vd_code visit(ds_cur *c, const char *rel, vd_err *err) {
   char *lu = rel ? at(c->dir, rel) : strdup(c->url);
   if (!lu) return vd_nomem(err);
@@ -158,7 +175,9 @@ static vd_code visit(ds_cur *c, const char *rel, vd_err *err) {
   } while (!rc && token);
   free(token);
   free(lu);
-  if (!rc && layout) rc = add_row(c, rel ? rel : "", err);
+  if (!rc && layout) rc = add_row(c, rel ? rel : "", NULL, err);
+  if (!rc && !layout && f.n && !(f.lay = calloc((size_t)f.n, sizeof *f.lay)))
+    rc = vd_nomem(err);
   if (rc || layout || !f.n) {
     frame_free(&f);
     return rc;
@@ -210,25 +229,56 @@ static vd_code fill(ds_row *r, const char *const urls[2], vd_blob *docs[2], cons
   return VD_OK;
 }
 
-/* Documents of n datasets fetched in one parallel batch (2n requests, max_parallel in
- * flight) and parsed; batches keep the memory held to BATCH datasets' documents. */
+/* The documents of a batch's datasets not fetched yet (the LayerStatus of each, and the
+ * layout of one found by a listing) in one parallel round, max_parallel in flight, and
+ * parsed; batches keep the memory held to BATCH datasets' documents. */
 static vd_code fetch_batch(vd_ctx *ctx, ds_row *all, int nall, vd_err *err) {
   ds_row **rows = malloc((size_t)(nall ? nall : 1) * sizeof *rows);
   int n = 0;
   if (!rows) return vd_nomem(err);
   for (int i = 0; i < nall; i++)
     if (!all[i].error) rows[n++] = &all[i]; /* an unaddressable one has its error already */
-  int n2 = 2 * n;
+  int n2 = 2 * n, nget = 0;
   char **urls = calloc((size_t)(n2 ? n2 : 1), sizeof *urls);
   vd_blob **docs = calloc((size_t)(n2 ? n2 : 1), sizeof *docs);
   vd_code *rcs = calloc((size_t)(n2 ? n2 : 1), sizeof *rcs);
   vd_err *errs = calloc((size_t)(n2 ? n2 : 1), sizeof *errs);
-  vd_code rc = urls && docs && rcs && errs ? VD_OK : vd_nomem(err);
-  for (int i = 0; !rc && i < n; i++)
+  const char **get = calloc((size_t)(n2 ? n2 : 1), sizeof *get);
+  int *slot = calloc((size_t)(n2 ? n2 : 1), sizeof *slot);
+  vd_code rc = urls && docs && rcs && errs && get && slot ? VD_OK : vd_nomem(err);
+  for (int i = 0; !rc && i < n; i++) {
     if (!(urls[2 * i] = vd_url_join(rows[i]->dataset, LAYOUT)) ||
-        !(urls[2 * i + 1] = vd_url_join(rows[i]->dataset, "LayerStatus")))
+        !(urls[2 * i + 1] = vd_url_join(rows[i]->dataset, "LayerStatus"))) {
       rc = vd_nomem(err);
-  if (!rc) rc = vd_fetch_docs_each(ctx, (const char *const *)urls, n2, docs, rcs, errs, err);
+      break;
+    }
+    if (rows[i]->layout) {
+      docs[2 * i] = rows[i]->layout; /* the row's reference passes to docs */
+      rows[i]->layout = NULL;
+    } else {
+      slot[nget] = 2 * i;
+      get[nget++] = urls[2 * i];
+    }
+    slot[nget] = 2 * i + 1;
+    get[nget++] = urls[2 * i + 1];
+  }
+  vd_blob **got = NULL;
+  vd_code *grcs = NULL;
+  vd_err *gerrs = NULL;
+  if (!rc && nget) {
+    /* fetched into their own arrays, then put in the slots of docs beside the probed ones */
+    got = calloc((size_t)nget, sizeof *got), grcs = calloc((size_t)nget, sizeof *grcs);
+    gerrs = calloc((size_t)nget, sizeof *gerrs);
+    rc = got && grcs && gerrs ? vd_fetch_docs_each(ctx, get, nget, got, grcs, gerrs, err) : vd_nomem(err);
+    for (int k = 0; !rc && k < nget; k++) {
+      docs[slot[k]] = got[k];
+      rcs[slot[k]] = grcs[k];
+      errs[slot[k]] = gerrs[k];
+      got[k] = NULL;
+    }
+    if (got)
+      for (int k = 0; k < nget; k++) vd_blob_unref(got[k]);
+  }
   for (int i = 0; !rc && i < n; i++)
     if (fill(rows[i], (const char *const *)&urls[2 * i], &docs[2 * i], &rcs[2 * i], &errs[2 * i]))
       rc = vd_nomem(err);
@@ -236,11 +286,47 @@ static vd_code fetch_batch(vd_ctx *ctx, ds_row *all, int nall, vd_err *err) {
     if (urls) free(urls[i]);
     if (docs) vd_blob_unref(docs[i]);
   }
+  free(got);
+  free(grcs);
+  free(gerrs);
+  free(get);
+  free(slot);
   free(urls);
   free(docs);
   free(rcs);
   free(errs);
   free(rows);
+  return rc;
+}
+
+/* Asks the sub-folders of f from f->i on (a window of at most BATCH, the names a URL can
+ * address) for their VolumeDataLayout, in one parallel round. */
+static vd_code probe(ds_cur *c, frame *f, vd_err *err) {
+  int end = f->n - f->i > BATCH ? f->i + BATCH : f->n, n = 0;
+  const char **urls = calloc(BATCH, sizeof *urls);
+  int *idx = calloc(BATCH, sizeof *idx);
+  vd_err *errs = calloc(BATCH, sizeof *errs);
+  vd_code rc = urls && idx && errs ? VD_OK : vd_nomem(err);
+  for (int i = f->i; !rc && i < end; i++) {
+    char *key = malloc(strlen(f->subs[i]) + sizeof LAYOUT);
+    if (!key) {
+      rc = vd_nomem(err);
+      break;
+    }
+    sprintf(key, "%s%s", f->subs[i], LAYOUT);
+    if (!unaddressable(key) && !(urls[n] = at(c->dir, key))) rc = vd_nomem(err);
+    else if (urls[n]) idx[n++] = i;
+    free(key);
+  }
+  vd_blob *lay[BATCH];
+  vd_code rcs[BATCH];
+  if (!rc && n) rc = vd_fetch_docs_each(c->ctx, urls, n, lay, rcs, errs, err);
+  for (int k = 0; !rc && k < n; k++) f->lay[idx[k]] = lay[k]; /* NULL where rcs[k] says why */
+  if (!rc) f->probed = end;
+  for (int k = 0; urls && k < n; k++) free((char *)urls[k]);
+  free(urls);
+  free(idx);
+  free(errs);
   return rc;
 }
 
@@ -256,9 +342,16 @@ static vd_code fill_batch(ds_cur *c, vd_err *err) {
       c->depth--;
       continue;
     }
-    char *rel = f->subs[f->i];
-    f->subs[f->i++] = NULL;
-    rc = visit(c, rel, err); /* may grow the stack: f is not used after it */
+    if (f->i == f->probed && (rc = probe(c, f, err))) break;
+    int i = f->i++;
+    char *rel = f->subs[i];
+    f->subs[i] = NULL;
+    if (f->lay[i]) {
+      rc = add_row(c, rel, f->lay[i], err); /* a dataset: its folder is not listed */
+      f->lay[i] = NULL;
+    } else {
+      rc = visit(c, rel, err); /* may grow the stack: f is not used after it */
+    }
     free(rel);
   }
   return rc ? rc : fetch_batch(c->ctx, c->rows, c->n, err);
