@@ -119,10 +119,12 @@ try:
     ok(directory[0] >= 0 and directory[1] >= 0 and directory[2] >= 0, "pages 0-2 are stored")
     limit_case("LIMIT 1", 0, 1, [0], "LIMIT 1")
     limit_case("LIMIT %d" % (2 * PAGE + 5), 0, 2 * PAGE + 5, [0, 1, 2], "LIMIT %d (ends on page 2)" % (2 * PAGE + 5))
-    last = max(q for q in range(40) if directory[q] < 0 and directory[q - 1] >= 0 and directory[q + 1] >= 0) + 1
+    # a LIMIT that fills a page exactly, the next one stored: that one is not fetched
+    last = min(q for q in stored if q + 1 in stored and any(directory[x] < 0 for x in range(q)))
     part = [q for q in stored if q <= last]
     limit_case("LIMIT %d" % ((last + 1) * PAGE), 0, (last + 1) * PAGE, part,
-               "LIMIT %d (fills page %d; %d pages before it not stored)" % ((last + 1) * PAGE, last, last + 1 - len(part)))
+               "LIMIT %d (fills page %d, %d not fetched; %d pages before it not stored)"
+               % ((last + 1) * PAGE, last, last + 1, last + 1 - len(part)))
     # SQLite reads no column of the rows OFFSET skips: page 2 alone
     limit_case("LIMIT 10 OFFSET %d" % (2 * PAGE + 3), 2 * PAGE + 3, 10, [2], "LIMIT 10 OFFSET %d" % (2 * PAGE + 3))
     # a LIMIT past the last row: every stored page, as the full scan
