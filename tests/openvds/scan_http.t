@@ -7,7 +7,10 @@ decoded from the pages, the request count (stored pages + VolumeDataLayout +
 LayerStatus) and the bytes (their sizes). nginx's access log shows each page asked for
 once; badserver.py's delay/ (0.25 s per answer) shows the pages come in rounds of at
 most max_parallel requests in flight, not one after another, for a range, a box of
-chunk positions and a list of chunks alike.
+chunk positions and a list of chunks alike. A LIMIT that SQLite leaves to the scan
+fetches the pages up to the one holding its last row and none after (issue 21), exact
+request counts and nginx's log again; a LIMIT kept back by a filter SQLite checks
+still gives the rows of the full scan.
    env: SO, SQLITE3 (as tests/taplib.py)"""
 import json
 import math
@@ -45,15 +48,18 @@ try:
 
     # statuses from the page bytes (spec section 4: 8-byte hashes), unstored pages all unwritten
     want = {"unwritten": 0, "data": 0, "constant": 0, "novalue": 0}
+    status_of = []  # per chunk, in chunk order
     for p in range(NPAGES):
         if directory[p] < 0:
             want["unwritten"] += PAGE
+            status_of += ["unwritten"] * PAGE
             continue
         with open(os.path.join(mdir, str(p)), "rb") as f:
             for (h,) in struct.iter_unpack("<Q", f.read()):
                 k = ("unwritten" if h == 0 else "novalue" if h == 2 ** 64 - 1 else
                      "constant" if h >> 32 == 0x01010101 else "data")
                 want[k] += 1
+                status_of.append(k)
     want_rows = "\n".join("%s|%d" % (k, v) for k, v in sorted(want.items()))
     ok(len(stored) > 200 and NPAGES - len(stored) > 40, "the layer: %d pages stored, %d listed as not stored"
        % (len(stored), NPAGES - len(stored)))
@@ -90,6 +96,55 @@ try:
        "extra %s, missing %s" % (sorted(set(paths) - set(want_paths))[:5] +
                                  sorted(x for x in set(paths) if paths.count(x) > 1)[:5],
                                  sorted(set(want_paths) - set(paths))[:5]))
+
+    # LIMIT left to the scan: the pages up to the one holding the last row taken, each
+    # once, nothing after (before issue 21 a window of 16 pages went out ahead)
+    def logged():
+        with open(log) as f:
+            return sorted(x for x in (line.split('"')[1].split()[1] for line in f if '"' in line) if x != "/")
+
+    def limit_case(clause, first, count, pages, what):
+        open(log, "w").close()
+        p, rows, got = run("SELECT chunk, status FROM vds_chunks('%s', '%s') %s;\n%s\n" % (url, LAYER, clause, stats))
+        want_rows = "\n".join("%d|%s" % (c, status_of[c]) for c in range(first, first + count))
+        n_req, n_bytes = len(pages) + 2, page_bytes(pages) + docs
+        ok(p.returncode == 0 and rows == want_rows and got == [(n_req, n_bytes)],
+           "%s: its %d rows, %d requests (%d pages + 2 documents), %d bytes" % (what, count, n_req, len(pages), n_bytes),
+           "got %s, rows %s, %s" % (got, rows.splitlines()[:3], p.stderr))
+        want_paths = sorted(["/holes/VolumeDataLayout", "/holes/LayerStatus"] +
+                            ["/holes/%s/ChunkMetadata/%d" % (LAYER, q) for q in pages])
+        paths = logged()
+        ok(paths == want_paths, "... nginx's log: those pages once, no other", "got %s" % paths[:20])
+
+    ok(directory[0] >= 0 and directory[1] >= 0 and directory[2] >= 0, "pages 0-2 are stored")
+    limit_case("LIMIT 1", 0, 1, [0], "LIMIT 1")
+    limit_case("LIMIT %d" % (2 * PAGE + 5), 0, 2 * PAGE + 5, [0, 1, 2], "LIMIT %d (ends on page 2)" % (2 * PAGE + 5))
+    # a LIMIT that fills a page exactly, the next one stored: that one is not fetched
+    last = min(q for q in stored if q + 1 in stored and any(directory[x] < 0 for x in range(q)))
+    part = [q for q in stored if q <= last]
+    limit_case("LIMIT %d" % ((last + 1) * PAGE), 0, (last + 1) * PAGE, part,
+               "LIMIT %d (fills page %d, %d not fetched; %d pages before it not stored)"
+               % ((last + 1) * PAGE, last, last + 1, last + 1 - len(part)))
+    # SQLite reads no column of the rows OFFSET skips: page 2 alone
+    limit_case("LIMIT 10 OFFSET %d" % (2 * PAGE + 3), 2 * PAGE + 3, 10, [2], "LIMIT 10 OFFSET %d" % (2 * PAGE + 3))
+    # a LIMIT past the last row: every stored page, as the full scan
+    open(log, "w").close()
+    p, rows, got = run("SELECT count(status) FROM (SELECT status FROM vds_chunks('%s', '%s') LIMIT %d);\n%s\n"
+                       % (url, LAYER, NPAGES * PAGE + 1, stats))
+    ok(p.returncode == 0 and rows == str(NPAGES * PAGE) and got == [(len(stored) + 2, page_bytes(stored) + docs)],
+       "LIMIT past the last row: %d rows, %d requests as the full scan" % (NPAGES * PAGE, len(stored) + 2),
+       "rows %s, got %s, %s" % (rows, got, p.stderr))
+    # a filter SQLite checks keeps the LIMIT from the scan: the same rows as the full scan
+    # filtered and cut here; the pages go out ahead as without LIMIT (16, then the one
+    # the first page's slot frees, all before SQLite's cut on page 0 or 1)
+    nd = 10
+    data = [c for c in range(NPAGES * PAGE) if status_of[c] == "data"][:nd]
+    p, rows, got = run("SELECT chunk FROM vds_chunks('%s', '%s') WHERE status = 'data' LIMIT %d;\n%s\n"
+                       % (url, LAYER, nd, stats))
+    ahead = stored[:17 if data[-1] < PAGE else 18]
+    ok(p.returncode == 0 and rows == "\n".join(map(str, data)) and got == [(len(ahead) + 2, page_bytes(ahead) + docs)],
+       "WHERE status = 'data' LIMIT %d (not the scan's): the first %d data chunks, %d requests"
+       % (nd, nd, len(ahead) + 2), "rows %s, got %s, %s" % (rows.splitlines(), got, p.stderr))
 
     # a cache too small for the layer's pages: a scan bypasses it, a point lookup keeps
     # its page, and the scan does not push that page out

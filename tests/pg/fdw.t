@@ -10,6 +10,9 @@
     layout, LayerStatus and one page; 4 for a box over two pages; 2 for positions alone)
     and EXPLAIN VERBOSE showing the arguments, hints, columns and LIMIT handed over; the
     function, which sees no WHERE, reads every page;
+  - a LIMIT on vds_chunks over http (nginx): the scan is told it (EXPLAIN: vdsql limit)
+    and fetches no page past the one holding the last row taken; with a clause checked
+    here it is not told, and the rows are SQLite's;
   - the per-row path: text values repeated and changing row after row, a file name that
     is not UTF-8 (an error); the row estimates (plain and parameterized) not cut by
     the clauses that bind arguments, nor a join's (an argument column's one distinct value);
@@ -22,9 +25,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top, work  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from taplib import Nginx  # noqa: E402
 
 ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')
 L0 = 'Dimensions_012LOD0'
+ng = None
 try:
     r = psql("CREATE EXTENSION vdsql; CREATE SERVER s FOREIGN DATA WRAPPER vdsql; CREATE SCHEMA v; "
              "IMPORT FOREIGN SCHEMA vdsql FROM SERVER s INTO v")
@@ -162,6 +168,27 @@ try:
     ok('vdsql limit: 3' in x and 'vdsql limit' not in y,
        'a lone scan under LIMIT 3 is told it may stop at 3; not with a clause checked here, an ORDER BY or an aggregate', x + y)
 
+    # LIMIT over http, where pages are fetched ahead: the survey's pages hold 10 chunks, all
+    # 3 stored; without the LIMIT told, all 3 went out (5 requests with the documents)
+    ng = Nginx(data, os.path.join(work, 'nginx'))
+    if ok(ng.started, 'nginx serves the datasets on 127.0.0.1', ng.error):
+        hs = ng.url + '/survey'
+        q = f"FROM v.vds_chunks WHERE url = '{hs}' AND layer = '{L0}'"
+        x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT chunk, status {q} LIMIT 5").stdout
+        y = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT chunk, status {q} AND status = 'data' LIMIT 5").stdout
+        ok('vdsql limit: 5' in x and 'vdsql limit' not in y,
+           'vds_chunks under LIMIT 5 is told it; not with status = \'data\' checked here', x + y)
+        cases = [('LIMIT 5: page 0 alone', 'LIMIT 5', '', 3),
+                 ('LIMIT 5 OFFSET 12 (told 17: chunks 0-16): pages 0 and 1', 'LIMIT 5 OFFSET 12', '', 4),
+                 ('LIMIT 30, past the last row: every page', 'LIMIT 30', '', 5),
+                 ("status = 'data' LIMIT 5, not told: every page, SQLite's rows", 'LIMIT 5', " AND status = 'data'", 5)]
+        for what, lim, where, n in cases:
+            p = psql(f"SELECT chunk, status {q}{where} {lim}" + stats)  # no ORDER BY: that keeps the LIMIT back
+            s = sqlite(f"SELECT chunk, status FROM vds_chunks('{ds}', '{L0}') WHERE 1{where} ORDER BY chunk {lim}")
+            rows = p.stdout.split()
+            ok(p.returncode == 0 and rows[:-1] == s.stdout.split() and len(rows) > 1 and rows[-1] == str(n),
+               f'{what}: {n} requests, the rows SQLite gives', p.stdout + p.stderr + s.stdout + s.stderr)
+
     r = run(['psql', '-X', '-q', '-c', f"SELECT * FROM v.vds_chunks WHERE url = '{ds}'"], env=env)
     ok(r.returncode != 0 and 'vds_chunks needs its argument layer' in r.stderr,
        'a scan without its layer is refused, naming the argument', r.stderr)
@@ -251,5 +278,7 @@ try:
        'an INSERT into a named table over a local file needs pg_write_server_files (42501), and writes nothing before',
        r.stderr + r4.stderr)
 finally:
+    if ng:
+        ng.stop()
     stop()
 done()

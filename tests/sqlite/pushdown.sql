@@ -44,3 +44,31 @@ SELECT (SELECT group_concat(chunk) FROM vds_chunks('@DATA@/survey', 'Dimensions_
      = (SELECT group_concat(chunk) FROM allc WHERE min0 >= 60 AND max2 < 99 AND chunk <> 13) AS same;
 SELECT (SELECT count(*) FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE i1 IN (0, 2) AND page <= 1)
      = (SELECT count(*) FROM allc WHERE i1 IN (0, 2) AND page <= 1) AS same;
+-- LIMIT (issue 21): given to the cursor (-1:L, with OFFSET -1:O, the rows taken being
+-- both) only when SQLite cuts right after it; a filter SQLite still checks keeps it back
+EXPLAIN QUERY PLAN SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') LIMIT 5;
+EXPLAIN QUERY PLAN SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') LIMIT 5 OFFSET 12;
+EXPLAIN QUERY PLAN SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE chunk >= 3 LIMIT 5;
+EXPLAIN QUERY PLAN SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE status = 'data' LIMIT 5;
+-- pages of 10 chunks, all 3 stored: LIMIT 5 reads page 0 alone (layout + status + 1;
+-- over http pages 1 and 2 were fetched ahead too, 5); LIMIT 5 OFFSET 12 (chunks 12-16)
+-- page 1 alone, SQLite reading no column of the rows it skips (3; page 2 was fetched
+-- ahead, 4)
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
+SELECT (SELECT group_concat(chunk || ':' || status) FROM (SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') LIMIT 5))
+     = (SELECT group_concat(chunk || ':' || status) FROM (SELECT * FROM allc ORDER BY chunk LIMIT 5)) AS same;
+SELECT sum(requests) AS requests FROM vdsql_stats();
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
+SELECT (SELECT group_concat(chunk || ':' || status) FROM (SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') LIMIT 5 OFFSET 12))
+     = (SELECT group_concat(chunk || ':' || status) FROM (SELECT * FROM allc ORDER BY chunk LIMIT 5 OFFSET 12)) AS same;
+SELECT sum(requests) AS requests FROM vdsql_stats();
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
+-- a LIMIT past the last row (the scan reads every page: 5) and one left to SQLite by a
+-- filter on an unpushed column: the same rows as the full scan, cut by SQLite
+SELECT (SELECT group_concat(chunk || ':' || status) FROM (SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') LIMIT 100))
+     = (SELECT group_concat(chunk || ':' || status) FROM (SELECT * FROM allc ORDER BY chunk)) AS same;
+SELECT sum(requests) AS requests FROM vdsql_stats();
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');
+SELECT (SELECT group_concat(chunk || ':' || status) FROM (SELECT chunk, status FROM vds_chunks('@DATA@/survey', 'Dimensions_012LOD0') WHERE status = 'data' LIMIT 5))
+     = (SELECT group_concat(chunk || ':' || status) FROM (SELECT * FROM allc WHERE status = 'data' ORDER BY chunk LIMIT 5)) AS same;
+SELECT vdsql_config('cache', 'clear'), vdsql_config('stats', 'reset');

@@ -38,6 +38,7 @@ vd_code vds_pages_open(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, v
   pl->l = l;
   pl->page_bytes = (size_t)l->page_size * (size_t)l->entry_size;
   pl->page_of = -1;
+  pl->stop_page = INT64_MAX;
   return VD_OK;
 }
 
@@ -102,7 +103,7 @@ static vd_code ahead_open(vds_pages *pl, int64_t p, vd_err *err) {
   if (window > VDS_PAGES_WINDOW_MAX) window = VDS_PAGES_WINDOW_MAX;
   if (window > ctx->cfg.max_alloc / page_bytes) window = (int)(ctx->cfg.max_alloc / page_bytes);
   if (window < 1) window = 1;
-  int64_t span = pl->last_page - p + 1;
+  int64_t span = (pl->stop_page < pl->last_page ? pl->stop_page : pl->last_page) - p + 1;
   int cache = pl->selective || span * page_bytes < ctx->cfg.cache_size / 4.0;
   vd_ahead_close(pl->ahead);
   pl->ahead = NULL;
@@ -120,6 +121,7 @@ static vd_code ahead_fill(vds_pages *pl, vd_err *err) {
       pl->next_push = l->page_count; /* none left */
       break;
     }
+    if (q > pl->stop_page) break; /* asked for after all, it is pushed then (ahead_take) */
     pl->next_push = q + 1;
     int64_t name = vds_pages_stored(pl, q);
     if (name < 0) continue;
@@ -138,6 +140,7 @@ static vd_code ahead_fill(vds_pages *pl, vd_err *err) {
 static vd_code ahead_take(vds_pages *pl, int64_t p, vd_blob **out, vd_err *err) {
   vd_code rc;
   *out = NULL;
+  if (p > pl->stop_page) pl->stop_page = INT64_MAX; /* the LIMIT was not the end: a plain scan from here */
   while (pl->ahead && pl->ahead_n && pl->apage[pl->ahead_head] < p) {
     vd_blob *b;
     if ((rc = vd_ahead_take(pl->ahead, &b, err))) return rc;
@@ -163,8 +166,11 @@ void vds_pages_scan(vds_pages *pl, vds_pages_next_fn next, void *arg, int64_t la
   pl->next = next;
   pl->arg = arg;
   pl->last_page = last_page;
+  pl->stop_page = INT64_MAX;
   pl->selective = selective;
 }
+
+void vds_pages_scan_stop(vds_pages *pl, int64_t stop_page) { pl->stop_page = stop_page; }
 
 /* Scan lookup: page p through the window, kept while rows stay on it. */
 static vd_code scan_entry(vds_pages *pl, int64_t chunk, vds_entry *e, unsigned char raw[28], vd_err *err) {

@@ -38,6 +38,10 @@ vd_code vds_pages_entry_object(vds_pages *pl, int64_t chunk, const char *obj_url
  * After vds_pages_scan, vds_pages_entry reads through the window. */
 typedef int64_t (*vds_pages_next_fn)(void *arg, int64_t q);
 void vds_pages_scan(vds_pages *pl, vds_pages_next_fn next, void *arg, int64_t last_page, int selective);
+/* A scan that will likely end on stop_page (a LIMIT the rows up to there fill): pages
+ * after it are not fetched ahead, so no request goes out for a page nobody reads. It is
+ * only a hint: a lookup past it fetches on as a scan without the stop would. */
+void vds_pages_scan_stop(vds_pages *pl, int64_t stop_page);
 
 /* Writes. vds_entry_encode builds an entry's bytes (levels NULL: zeros; object_size
  * only for 28-byte entries). */

@@ -38,6 +38,7 @@ struct vds_pages {
   vds_pages_next_fn next;
   void *arg;
   int64_t last_page;
+  int64_t stop_page;     /* pages after it are not fetched ahead (a LIMIT filled there) */
   int selective;
   vd_ahead *ahead;
   int64_t apage[VDS_PAGES_WINDOW_MAX]; /* pages pushed, not yet taken (a ring) */

@@ -4,7 +4,9 @@
  * INSERT INTO t(chunk, data): formats/openvds/openvds_writer.c uploads the chunk objects and,
  * at COMMIT, writes the pages and LayerStatus; SELECT shows what is committed. Constraints on chunk, page, i<d>, min<d> and max<d> are turned into a chunk
  * range, a box of chunk positions or a list of chunks before any page is read, so
- * only the pages holding candidate chunks are fetched (several at once over http). */
+ * only the pages holding candidate chunks are fetched (several at once over http). A
+ * LIMIT the front end leaves to the scan (VD_OP_LIMIT) stops the fetching ahead at the
+ * page holding the last row it takes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +227,23 @@ static vd_code advance(chunks_cur *k, int64_t from, vd_err *err) {
   return load_position(k, err);
 }
 
+/* The page holding the n-th chunk the scan visits (n >= 1), or -1 when the scan has
+ * fewer: walks the chunks as advance does, at most n of them, which the rows taken cost
+ * anyway. */
+static int64_t limit_page(const chunks_cur *k, int64_t n) {
+  int64_t ps = k->b.layer->page_size, c = -1;
+  if (k->list) {
+    for (int i = 0; i < k->nlist && n > 0; i++)
+      if (k->list[i] >= k->lo && k->list[i] <= k->hi && in_box(k, k->list[i])) c = k->list[i], n--;
+  } else if (!k->boxed) {
+    if (n > k->hi - k->lo) return -1;
+    return (k->lo + n - 1) / ps;
+  } else {
+    for (int64_t x = next_in_box(k, k->lo); x >= 0 && x <= k->hi && n > 0; x = next_in_box(k, x + 1)) c = x, n--;
+  }
+  return n > 0 || c < 0 ? -1 : c / ps;
+}
+
 static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f, int nf, void **out, vd_err *err) {
   chunks_cur *k = calloc(1, sizeof *k);
   if (!k) return vd_nomem(err);
@@ -250,9 +269,12 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
     k->blo[d] = 0;
     k->bhi[d] = g->chunks[d] - 1;
   }
+  int64_t limit = -1;
   for (int i = 0; i < nf; i++) {
     int col = f[i].col;
-    if (col == C_CHUNK && f[i].op == VD_OP_IN && !k->list) {
+    if (f[i].op == VD_OP_LIMIT) {
+      if (vd_value_as_int(&f[i].vals[0], &limit)) limit = -1;
+    } else if (col == C_CHUNK && f[i].op == VD_OP_IN && !k->list) {
       k->list = malloc((f[i].nvals ? f[i].nvals : 1) * sizeof *k->list);
       if (!k->list) return vd_nomem(err);
       for (int j = 0; j < f[i].nvals; j++) {
@@ -309,6 +331,8 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
     /* the pages of the range, box or list are fetched ahead; a plain range over many
      * pages bypasses the cache (see openvds_pages.h) */
     vds_pages_scan(k->pages, next_wanted_page, k, k->hi / l->page_size, k->list || k->boxed);
+    int64_t stop = limit >= 0 ? limit_page(k, limit > 0 ? limit : 1) : -1;
+    if (stop >= 0) vds_pages_scan_stop(k->pages, stop);
   }
   rc = advance(k, k->lo, err);
   return rc;
@@ -504,7 +528,7 @@ static const vd_table_ops ops = {
 const vd_relation vd_rel_vds_chunks = {
     .name = "vds_chunks",
     VD_COLS(cols),
-    .flags = VD_REL_IO,
+    .flags = VD_REL_IO | VD_REL_HINTS,
     .order_col = C_CHUNK,
     .estimate = estimate,
     .open = open_,
