@@ -8,7 +8,13 @@ vdsql_stats().
   constant chunk the object fetched beside the page is dropped.
   vtkhdf_partitions, cold, on a 208 KB file (mkvtkhdf bench 2800 3, about the size of the
   issue's 207 KB file): 1 round, 1 request (a range GET of the first MiB, whose answer is
-  the whole file and says its size; no HEAD). On a multi-file layout: the main file, then
+  the whole file and says its size; no HEAD). On a 1.8 MB file (mkvtkhdf bench 25000 3):
+  3 rounds, 4 requests: the first MiB, the block of the Steps datasets at the file's end,
+  then the count windows past the head of NumberOfCells and NumberOfConnectivityIds
+  together (one window after another before: 12 rounds); on a 2.9 MB file (bench 40000
+  3) 4 rounds, 6 requests: the windows read ahead at most as many bytes as the file gave
+  before, so in two rounds (29 before); rows against the local file's. On a multi-file
+  layout: the main file, then
   the part files' first requests together, max_parallel (16) at a time: 3 part files 2
   rounds, 100 part files 1 + 7.
    env: SO, SQLITE3 (as tests/taplib.py), VDSQL_TESTDATA (optional)"""
@@ -62,12 +68,31 @@ try:
     subprocess.run([mk, tmp, "bench", "2800", "3"], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([mk, tmp, "many", "100"], check=True, stdout=subprocess.DEVNULL)
     size = os.path.getsize(os.path.join(tmp, "bench.vtkhdf"))
+    bsize = {}
+    for nparts in ("25000", "40000"):
+        big = os.path.join(tmp, "big" + nparts)
+        subprocess.run([mk, big, "bench", nparts, "3"], check=True, stdout=subprocess.DEVNULL)
+        os.rename(os.path.join(big, "bench.vtkhdf"), os.path.join(tmp, "bench%s.vtkhdf" % nparts))
+        bsize[nparts] = os.path.getsize(os.path.join(tmp, "bench%s.vtkhdf" % nparts))
     srv2 = BadServer(tmp)
     base2 = "http://127.0.0.1:%d" % srv2.port
     n, out, err, secs = rounds("SELECT count(*) FROM vtkhdf_partitions('%s/delay/bench.vtkhdf');" % base2, base2)
     ok(n == 1 and out == ["8400", "1"] and not err and 64 << 10 < size < 1 << 20,
        "vtkhdf_partitions on a %d-byte file, cold: 1 round, 1 request (%.2f s at 0.25 s per round)" % (size, secs),
        "rounds %d, output %s, %s" % (n, out, err))
+    # the same rows and starts as the local file's (the sum of every row's seven numbers)
+    q = ("SELECT count(*), sum(n_points + n_cells + n_connectivity_ids + point_offset + cell_offset"
+         " + connectivity_offset + offsets_offset) FROM vtkhdf_partitions('%s');")
+    for nparts, want_rounds, want_req, why in (
+            ("25000", 3, 4, "the count windows past the head, of two datasets, together"),
+            ("40000", 4, 6, "the count windows past the head in two rounds, each at most what the file gave before")):
+        lout, lerr, _, _, _ = shell(q % os.path.join(tmp, "bench%s.vtkhdf" % nparts))
+        n, out, err, secs = rounds(q % (base2 + "/delay/bench%s.vtkhdf" % nparts), base2)
+        ok(n == want_rounds and len(out) == 2 and out[0] == lout.strip() and out[1] == str(want_req) and not err
+           and not lerr and 1 << 20 < bsize[nparts] < 3 << 20,
+           "vtkhdf_partitions on a %d-byte file, cold: %d rounds, %d requests (the first MiB; the block of Steps; "
+           "%s) (%.2f s)" % (bsize[nparts], want_rounds, want_req, why, secs),
+           "rounds %d, output %s, local %s, %s%s" % (n, out, lout, err, lerr))
     n, out, err, secs = rounds("SELECT count(*) FROM vtkhdf_partitions('%s/delay/many_parts.vtkhdf');" % base2, base2)
     ok(n == 8 and out == ["100", "101"] and not err,
        "vtkhdf_partitions on a main file and 100 part files: 8 rounds (1 + 100 / 16), 101 requests (%.2f s)" % secs,
