@@ -154,11 +154,56 @@ static char *key(const char *what, const char *url) {
 }
 
 void lindi_invalidate(vd_ctx *ctx, const char *url) {
-  char *k1 = key("lindi-prefix", url), *k2 = key("lindi-index", url);
+  char *k1 = key("lindi-prefix", url), *k2 = key("lindi-index", url), *k3 = key("lindi-size", url);
   if (k1) vd_store_invalidate(ctx, k1);
   if (k2) vd_store_invalidate(ctx, k2);
+  if (k3) vd_store_invalidate(ctx, k3);
   free(k1);
   free(k2);
+  free(k3);
+}
+
+/* The prefix through the cache, and the object's size that its answer gave (a 206's
+ * Content-Range) kept beside it: a .lindi.json bigger than the prefix is then known
+ * whole without asking again (the refs stream probes its end at once). */
+static vd_code fetch_prefix(vd_ctx *ctx, const char *url, const char *kp, vd_blob **out, vd_err *err) {
+  if ((*out = vd_cache_lookup(ctx, url, kp))) return VD_OK;
+  vd_buf b = {0};
+  vd_objinfo info;
+  memset(&info, 0, sizeof info);
+  info.size = -1;
+  vd_code rc = vd_get(ctx, url, 0, ctx->cfg.lindi_prefix, &b, &info, err);
+  int64_t size = info.size;
+  vd_objinfo_free(&info);
+  if (rc) return rc;
+  if (!(*out = vd_blob_from_buf(&b))) {
+    vd_buf_free(&b);
+    return vd_nomem(err);
+  }
+  vd_cache_store(ctx, kp, *out);
+  char *ks = key("lindi-size", url), num[24];
+  vd_buf sb = {0};
+  if (ks && size >= 0 && !vd_buf_append(&sb, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)size))) {
+    vd_blob *v = vd_blob_from_buf(&sb);
+    if (v) vd_cache_store(ctx, ks, v), vd_blob_unref(v);
+    else vd_buf_free(&sb);
+  }
+  free(ks);
+  return VD_OK;
+}
+
+int64_t lindi_size(vd_ctx *ctx, const char *url) {
+  char *ks = key("lindi-size", url), num[24];
+  vd_blob *v = ks ? vd_cache_lookup(ctx, url, ks) : NULL;
+  int64_t size = -1;
+  if (v && v->len < sizeof num) {
+    memcpy(num, v->data, v->len);
+    num[v->len] = 0;
+    size = strtoll(num, NULL, 10);
+  }
+  vd_blob_unref(v);
+  free(ks);
+  return size;
 }
 
 int lindi_is_json_form(const unsigned char *p, size_t n) {
@@ -175,7 +220,7 @@ vd_code lindi_json_form_fail(vd_err *err, const char *where) {
 
 vd_code lindi_prefix(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err) {
   char *kp = key("lindi-prefix", url);
-  vd_code rc = kp ? vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, out, err) : vd_nomem(err);
+  vd_code rc = kp ? fetch_prefix(ctx, url, kp, out, err) : vd_nomem(err);
   free(kp);
   return rc;
 }
@@ -241,7 +286,7 @@ vd_code lindi_open(vd_ctx *ctx, const char *url, lindi_index *ix, vd_err *err) {
     rc = vd_nomem(err);
     goto done;
   }
-  if ((rc = vd_fetch_range(ctx, url, 0, ctx->cfg.lindi_prefix, kp, &prefix, err))) goto done;
+  if ((rc = fetch_prefix(ctx, url, kp, &prefix, err))) goto done;
   if (lindi_is_json_form(prefix->data, prefix->len)) {
     rc = lindi_json_form_fail(err, where);
     goto done;

@@ -83,6 +83,8 @@ vd_code lindi_json_form_fail(vd_err *err, const char *where);
 /* The first lindi_prefix bytes at url (fewer: the whole object), through the cache: what
  * lindi_open read; lindi_refs reads a .lindi.json, or a lindi.json member, from there on. */
 vd_code lindi_prefix(vd_ctx *ctx, const char *url, vd_blob **out, vd_err *err);
+/* The object's size as the prefix's answer gave it while the prefix is cached, else -1. */
+int64_t lindi_size(vd_ctx *ctx, const char *url);
 /* Parses lindi.json (either form) into a tree, keeping the scalars of "refs" exactly as
  * written (vd_pyjson_keep): a value is read and written back byte for byte. The writer's
  * copy; reading (lindi_refs) streams it instead (lindi_refs_stream.h). */

@@ -72,9 +72,11 @@ vd_code lrs_text_end(lrs_probe_fn probe, lrs_progress_fn progress, void *ud, int
 
 /* --- the source ------------------------------------------------------------------ */
 
-#define AHEAD 4                        /* pieces in flight */
+#define AHEAD 16                       /* pieces in flight at most (max_parallel fewer) */
 #define PIECE_MIN ((int64_t)256 << 10)
 #define PIECE_MAX ((int64_t)4 << 20)
+#define INFLIGHT ((int64_t)16 << 20)   /* bytes in flight at most */
+#define SEARCHING 0                    /* pieces in flight at most while the end is searched */
 #define PROBE_MIN ((int64_t)2 << 20)   /* less member than this left: not probed for the read ahead */
 
 typedef struct src {
@@ -84,10 +86,11 @@ typedef struct src {
   int64_t d, size;   /* where the text starts in the object; its bound (-1: not known yet) */
   int64_t end;       /* lrs_text_end's answer (-1: not asked yet) */
   int http;
-  /* read ahead (http): pieces [take, next) in flight up to end, each `piece` bytes */
+  /* read ahead (http): pieces [take, next) in flight up to end, at most nahead of them */
   int planned;       /* 0 not yet, 1 reading ahead, -1 not */
   vd_ahead *ahead;
-  int64_t take, next, piece, piece_max, known;
+  int64_t take, next, piece_max, known;
+  int nahead;        /* pieces in flight at most */
   int64_t lens[AHEAD]; /* each piece's length, in the order pushed */
   unsigned npushed, ntaken;
 } src;
@@ -119,16 +122,25 @@ static vd_code src_probe(void *ud, const int64_t *off, int n, int64_t len, vd_bu
 }
 
 /* Pieces may be asked for up to the end, or while it is searched, up to where the
- * probes have seen text. */
+ * probes have seen text. Full width at once, not a ramp from a small first piece: what
+ * is known to be text is split over the free places (each piece PIECE_MIN at least,
+ * piece_max at most), so that it comes in one round rather than one round per doubling. */
 static vd_code push_pieces(src *r, vd_err *err) {
   int64_t lim = r->end >= 0 ? r->end : r->known;
-  while (r->next < lim && vd_ahead_room(r->ahead)) {
-    int64_t l = lim - r->next < r->piece ? lim - r->next : r->piece;
+  /* while the end is searched, the probes' rounds need the connections (16 probes,
+   * max_parallel 16): a piece beside them would make a probe wait for a connection and
+   * stretch the round, so SEARCHING pieces at most are in flight then */
+  int room;
+  while (r->next < lim && (room = r->end >= 0 ? vd_ahead_room(r->ahead)
+                                              : SEARCHING - vd_ahead_pending(r->ahead)) > 0) {
+    int64_t piece = (lim - r->next + room - 1) / room;
+    if (piece < PIECE_MIN) piece = PIECE_MIN;
+    if (piece > r->piece_max) piece = r->piece_max;
+    int64_t l = lim - r->next < piece ? lim - r->next : piece;
     vd_code rc = vd_ahead_push_range(r->ahead, r->url, r->d + r->next, l, err);
     if (rc) return rc;
     r->next += l;
     r->lens[r->npushed++ % AHEAD] = l;
-    if (r->piece < r->piece_max) r->piece = 2 * r->piece < r->piece_max ? 2 * r->piece : r->piece_max;
   }
   return VD_OK;
 }
@@ -140,19 +152,22 @@ static vd_code src_progress(void *ud, int64_t lo, vd_err *err) {
 }
 
 /* Over http: the end searched for from off (the stream's next read) and the text read
- * ahead in pieces meanwhile, up to what the probes have seen, then up to the end. The
- * pieces grow from PIECE_MIN (a LIMIT that needs little reads little ahead) to PIECE_MAX
- * (within max_alloc): AHEAD of them are held at most. */
+ * ahead in pieces meanwhile, up to what the probes have seen, then up to the end. Up to
+ * max_parallel pieces (AHEAD at most) are in flight and held, INFLIGHT bytes in all and
+ * within max_alloc. A query that stops early (LIMIT) has only asked for the text known
+ * when it stopped: the first read past the prefix starts all this. */
 static vd_code plan(src *r, int64_t off, vd_err *err) {
   r->planned = -1;
-  int64_t cap = r->ctx->cfg.max_alloc / (AHEAD + 2);
-  vd_code rc = vd_ahead_open(r->ctx, AHEAD, 0, &r->ahead, err);
+  r->nahead = r->ctx->cfg.max_parallel < AHEAD ? r->ctx->cfg.max_parallel : AHEAD;
+  if (r->nahead < 1) r->nahead = 1;
+  int64_t cap = r->ctx->cfg.max_alloc / (r->nahead + 2), fair = INFLIGHT / r->nahead;
+  vd_code rc = vd_ahead_open(r->ctx, r->nahead, 0, &r->ahead, err);
   if (rc) return rc;
   r->planned = 1;
   if (off < (int64_t)r->prefix->len - r->d) off = (int64_t)r->prefix->len - r->d; /* held already */
   r->take = r->next = r->known = off;
+  if (cap > fair) cap = fair;
   r->piece_max = PIECE_MAX < cap ? PIECE_MAX : cap > 1 ? cap : 1;
-  r->piece = PIECE_MIN < r->piece_max ? PIECE_MIN : r->piece_max;
   if ((rc = lrs_text_end(src_probe, src_progress, r, off, r->size, PROBE, SETTLED, &r->end, err))) return rc;
   return push_pieces(r, err);
 }
@@ -256,6 +271,9 @@ vd_code lrs_open_url(lrs *s, vd_ctx *ctx, const char *url, const lindi_file *mem
     r->size = member->s;
   } else {
     r->size = (int64_t)r->prefix->len < ctx->cfg.lindi_prefix ? (int64_t)r->prefix->len : -1; /* whole file */
+    /* over http the prefix's answer said the size: the end is probed at the first read
+     * past the prefix, with no range read first to learn it */
+    if (r->size < 0 && r->http) r->size = lindi_size(ctx, url);
   }
   s->read = src_read;
   s->end = src_end;

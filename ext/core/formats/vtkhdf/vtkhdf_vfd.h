@@ -29,6 +29,19 @@ void vh_vfd_forget(vd_ctx *ctx);
  * bytes each). */
 void vh_vfd_prefetch(vd_ctx *ctx, const char *const *urls, int n);
 void vh_vfd_prefetch_end(vd_ctx *ctx);
+/* How many of bytes [off, off + len) of the file behind obj (any id in it) are not held
+ * (in its head or cached blocks), so that reading them would ask the server; 0 for a
+ * file this driver does not read. */
+int64_t vh_vfd_missing(hid_t obj, int64_t off, int64_t len);
+/* How many bytes of that file were received (head and blocks), -1 for a file this
+ * driver does not read. */
+int64_t vh_vfd_read(hid_t obj);
+/* The blocks holding bytes [off[i], off[i] + len[i]) of the file behind obj[i] that are
+ * not held yet, fetched in one parallel round (runs of blocks coalesced; at most half a
+ * file's block cache, 8 MiB, in all, the first ranges first): what reads that would each
+ * wait for the one before need, asked for at once. 0, or -1 when a request failed (the reads that need
+ * the bytes then ask again and report it). Nothing for a file this driver does not read. */
+int vh_vfd_want(const hid_t *obj, const int64_t *off, const int64_t *len, int n);
 /* 1 when url is known through ctx for a file still open (opened, or its whole bytes
  * cached): it exists, no need to ask the server again; -1 when it is known not to exist;
  * 0 not known. */
