@@ -22,12 +22,16 @@ gives the counters as JSON):
   fail    answers the staging PUT of chunk C with 403 AccessDenied itself (S3's XML and
           Azure's x-ms-error-code), relays the others, and counts those that arrive after
           that answer was sent.
+  drop    the first staging PUT of chunk C that comes on a kept-alive connection (one
+          that has carried a request before) is read whole, then the connection is
+          closed without an answer: what a server whose idle timeout races the request
+          does; the client must send it again (dropped says it happened).
   off     relays everything (the default).
 
-Counters: arrived (staging PUTs), answered, peak (the most arrived and not yet answered at
+Counters: arrived (staging PUTs, dropped ones too), answered, peak (the most arrived and not yet answered at
 once), stalls, done_while_held, timed_out, after_fail, chunks (the chunks in arrival
-order). A client's `Expect: 100-continue` is answered here; the upstream's own 100 is
-skipped. Exits after LIFETIME_S seconds (default 600) whatever happens."""
+order), dropped. A client's `Expect: 100-continue` is answered here; the upstream's own
+100 is skipped; an upstream connection found closed (an idle timeout) is opened again. Exits after LIFETIME_S seconds (default 600) whatever happens."""
 import asyncio
 import json
 import re
@@ -58,10 +62,11 @@ class Gate:
         self.last = time.monotonic()
         self.slow_wait = None
         self.chunks = []
+        self.dropped = False
 
     def stats(self):
         return {k: getattr(self, k) for k in ("mode", "k", "n", "arrived", "answered", "peak", "stalls",
-                                             "done_while_held", "timed_out", "after_fail", "chunks")}
+                                             "done_while_held", "timed_out", "after_fail", "chunks", "dropped")}
 
     def release_oldest(self):
         _, f = self.held.pop(0)
@@ -173,8 +178,29 @@ async def control(path, cwriter):
     await cwriter.drain()
 
 
+async def exchange(up, head, body):
+    """Sends the request upstream (on a new connection when the kept one is closed) and
+    reads its final answer's head."""
+    for attempt in (0, 1):
+        try:
+            if up[1] is None:
+                up[:] = await asyncio.open_connection("127.0.0.1", UPSTREAM)
+            up[1].write(head + body)
+            await up[1].drain()
+            while True:
+                resp, rlen = await read_head(up[0])
+                if resp.split(b" ", 2)[1] != b"100":
+                    return resp, rlen
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if attempt:
+                raise
+            up[1].close()
+            up[:] = [None, None]
+
+
 async def serve(creader, cwriter):
-    ureader = uwriter = None
+    up = [None, None]
+    served = 0
     try:
         while True:
             try:
@@ -194,6 +220,12 @@ async def serve(creader, cwriter):
             chunk = None
             if method == b"PUT" and m and not header(head, b"x-amz-copy-source") and not header(head, b"x-ms-copy-source"):
                 chunk = int(m.group(1))
+            if chunk is not None and GATE.mode == "drop" and chunk == GATE.key and served and not GATE.dropped:
+                GATE.dropped = True
+                GATE.arrived += 1
+                GATE.chunks.append(chunk)
+                return  # closed, no answer
+            served += 1
             status = await GATE.enter(chunk) if chunk is not None else None
             if status == 403:
                 xml = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
@@ -203,14 +235,8 @@ async def serve(creader, cwriter):
                                                b"Content-Type: application/xml\r\n"))
                 await cwriter.drain()
                 continue
-            if uwriter is None:
-                ureader, uwriter = await asyncio.open_connection("127.0.0.1", UPSTREAM)
-            uwriter.write(head + body)
-            await uwriter.drain()
-            while True:
-                resp, rlen = await read_head(ureader)
-                if resp.split(b" ", 2)[1] != b"100":
-                    break
+            resp, rlen = await exchange(up, head, body)
+            ureader = up[0]
             code = resp.split(b" ", 2)[1]
             if method == b"HEAD" or code in (b"204", b"304"):
                 rbody = b""
@@ -225,7 +251,7 @@ async def serve(creader, cwriter):
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
-        for w in (uwriter, cwriter):
+        for w in (up[1], cwriter):
             if w:
                 w.close()
 

@@ -18,6 +18,11 @@ One transaction of N = 272 INSERTs (1 KiB chunks, all data, one page) at max_par
   object's URL, COMMIT is refused with the same message, at most the queue's window
   (2 K) of staging PUTs arrive after the 403 was sent (no new submissions), and afterwards
   nothing is left in the staging folder nor anywhere in the layer.
+- drop: the relay reads chunk 20's PUT on a kept-alive connection and closes it without an
+  answer (a server's idle timeout racing the request): it is sent again on a new
+  connection, the body read again from its start (by curl itself on Azure, which needs a
+  seek callback; by vdsql's retry on S3, whose PUTs wait for 100 Continue), and the
+  transaction commits whole.
 
 Exact request counts (vdsql_stats()): 3N + 1 + 5 as docs/openvds.md gives, and the relay
 sees each chunk's staging PUT exactly once.
@@ -106,7 +111,7 @@ def suite(t, tmp):
     ins = "".join("INSERT INTO t(chunk, data) VALUES (%d, readfile(%s));\n" % (c, q(files[c])) for c in range(N))
     stats = "SELECT 'stats', requests FROM vdsql_stats() WHERE backend = '%s';\n" % K_
     try:
-        for mode, key in (("window", -1), ("slow", 0), ("fail", 10)):
+        for mode, key in (("window", -1), ("slow", 0), ("fail", 10), ("drop", 20)):
             name = "up_%s" % mode
             url = t.url(name)
             out, err, rc = run(t, "SELECT vds_create(%s, readfile(%s), 'None');" % (q(url), q(lp)))
@@ -122,12 +127,18 @@ def suite(t, tmp):
             reqs = [int(x.split("|")[1]) for x in out if x.startswith("stats|")]
             data = run(t, "SELECT count(*) FROM vds_chunks(%s, %s) WHERE status = 'data';" % (q(url), q(L)))[0]
             if mode != "fail":
-                ok(rc == 0 and not err.strip() and reqs == [3 * N + 1 + 5],
-                   "%s %s: %d chunks in one transaction at max_parallel %d: %d requests (3N + 1 + 5)"
-                   % (K_, mode, N, K, 3 * N + 6), [rc, err[-600:], reqs])
-                ok(g["arrived"] == N and sorted(g["chunks"]) == list(range(N)),
-                   "%s %s: the relay saw each chunk's staging PUT exactly once" % (K_, mode),
-                   [g["arrived"], len(set(g["chunks"]))])
+                # drop on S3: curl sent Expect: 100-continue and got the relay's 100, so it
+                # leaves the resend to vdsql's retry, which counts it; on Azure (no Expect)
+                # curl sends it again itself on a new connection, which vdsql does not see
+                extra = 1 if mode == "drop" and K_ == "s3" else 0
+                ok(rc == 0 and not err.strip() and reqs == [3 * N + 1 + 5 + extra],
+                   "%s %s: %d chunks in one transaction at max_parallel %d: %d requests (3N + 1 + 5%s)"
+                   % (K_, mode, N, K, 3 * N + 6 + extra, " + vdsql's retry" if extra else ""), [rc, err[-600:], reqs])
+                again = [key] if mode == "drop" else []
+                ok(g["arrived"] == N + len(again) and sorted(g["chunks"]) == sorted(list(range(N)) + again),
+                   "%s %s: the relay saw each chunk's staging PUT exactly once%s" %
+                   (K_, mode, ", chunk %d's twice (dropped, then sent again)" % key if again else ""),
+                   [g["arrived"], len(set(g["chunks"])), g["dropped"]])
                 ok(data == [str(N)], "%s %s: the layer lists %d data chunks after COMMIT" % (K_, mode, N), data)
             if mode == "window":
                 ok(g["peak"] == K, "%s window: at most max_parallel = %d staging PUTs in flight, and %d reached"
@@ -138,6 +149,9 @@ def suite(t, tmp):
                 ok(not g["timed_out"] and g["done_while_held"] == N - 1,
                    "%s slow: while chunk 0's PUT was held, the other %d staging PUTs were all answered (no batch "
                    "waits for its slowest)" % (K_, N - 1), [g["done_while_held"], g["timed_out"]])
+            if mode == "drop":
+                ok(g["dropped"], "%s drop: chunk %d's PUT came on a kept-alive connection, which was closed without "
+                   "an answer" % (K_, key), g)
             if mode == "fail":
                 named = re.compile(r"/%s/\.vdsql/%s/[0-9a-f]{16}/10: HTTP 403 Forbidden" % (name, L))
                 lines = [x for x in err.splitlines() if x.strip()]

@@ -606,6 +606,16 @@ static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
   return k;
 }
 
+/* curl sends a request again itself when a kept-alive connection it reused turns out
+ * closed before any answer (a server's idle timeout racing the request): the body is
+ * then read again from its start, which needs this. */
+static int on_seek(void *ud, curl_off_t off, int origin) {
+  xfer *x = ud;
+  if (origin != SEEK_SET || off < 0 || (size_t)off > x->put->len) return CURL_SEEKFUNC_CANTSEEK;
+  x->upoff = (size_t)off;
+  return CURL_SEEKFUNC_OK;
+}
+
 /* connect_to's comma-separated entries as curl's list (CURLOPT_CONNECT_TO, which checks
  * their syntax itself); -1 when out of memory (*l then freed). */
 static int connect_list(const char *s, struct curl_slist **l) {
@@ -678,6 +688,8 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(h, CURLOPT_READFUNCTION, on_upload);
     curl_easy_setopt(h, CURLOPT_READDATA, x);
+    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(h, CURLOPT_SEEKDATA, x);
     curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->put->len);
   } else if (x->method) {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
