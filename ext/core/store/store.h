@@ -248,8 +248,6 @@ vd_code vd_http_async_put(vd_http_async *a, vd_getreq *r, vd_putreq *p, const st
  * with block, waits for one. *out NULL: none finished (without block), or the set is
  * empty. VD_INTERRUPTED when the front end asked to stop (what is in flight stays). */
 vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err *err);
-/* How many were started and not yet handed back. */
-int vd_http_async_count(const vd_http_async *a);
 void vd_http_async_free(vd_http_async *a);
 
 /* Uploads that keep the pipe full: puts pushed one at a time as a writer makes them,

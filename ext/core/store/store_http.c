@@ -1317,8 +1317,6 @@ vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err 
   }
 }
 
-int vd_http_async_count(const vd_http_async *a) { return a->n; }
-
 void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
   int i = 0;
   while (i < a->n && a->xs[i]->req != r) i++;
