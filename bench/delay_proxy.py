@@ -10,8 +10,10 @@ stay open (one upstream connection per client connection), so a client that send
 requests one after another pays the delay once per request, and one with N requests in
 flight on N connections pays it once per N. On loopback a sequential fetcher hides
 behind the speed of the link; through this proxy it shows. Only what the benchmarks
-send is handled: GET/HEAD requests without a body, answers with a Content-Length or
-chunked (S3 listings of radosgw).
+send is handled: requests without a body or with a Content-Length (PUTs; a client's
+`Expect: 100-continue` is answered here at once, then the whole request waits the
+delay, and the upstream's own 100 is skipped), answers with a Content-Length or chunked
+(S3 listings of radosgw).
 Exits after LIFETIME_S seconds (default 600) whatever happens.
 """
 import asyncio
@@ -32,6 +34,10 @@ async def read_head(reader):
         if name.strip().lower() == b"transfer-encoding" and value.strip().lower() == b"chunked":
             length = -1
     return head, length
+
+
+def expects_continue(head):
+    return any(line.lower().replace(b" ", b"") == b"expect:100-continue" for line in head.split(b"\r\n")[1:])
 
 
 async def read_chunked(reader):
@@ -56,14 +62,22 @@ async def serve(creader, cwriter):
         ureader, uwriter = await asyncio.open_connection("127.0.0.1", UPSTREAM)
         while True:
             try:
-                req, _ = await read_head(creader)
+                req = await read_head(creader)
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
+            req, rlen = req
             head_only = req.startswith(b"HEAD ")
+            if rlen > 0:
+                if expects_continue(req):
+                    cwriter.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    await cwriter.drain()
+                req += await creader.readexactly(rlen)
             await asyncio.sleep(DELAY)
             uwriter.write(req)
             await uwriter.drain()
             resp, length = await read_head(ureader)
+            while resp.split(b" ", 2)[1] == b"100":
+                resp, length = await read_head(ureader)
             if head_only or resp.split(b" ", 2)[1] in (b"204", b"304"):
                 body = b""
             elif length < 0:

@@ -239,6 +239,45 @@ struct vd_http_hook;
 /* hook: the backend's (vd_backend_of(r->url)->hook; NULL for plain http) */
 vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const struct vd_http_hook *hook, vd_err *err);
 void vd_http_async_wait(vd_http_async *a, vd_getreq *r);
+/* A PUT (or DELETE: p->del) of p->url started on the set, r carrying its answer (r->url
+ * and r->len are set here); p and its body must stay put until r is handed back. The
+ * hook's refusal of the put comes back at once, with nothing sent. */
+vd_code vd_http_async_put(vd_http_async *a, vd_getreq *r, vd_putreq *p, const struct vd_http_hook *hook,
+                          vd_err *err);
+/* A request of the set that finished (*out; its put's etag set), taken out of the set;
+ * with block, waits for one. *out NULL: none finished (without block), or the set is
+ * empty. VD_INTERRUPTED when the front end asked to stop (what is in flight stays). */
+vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err *err);
 void vd_http_async_free(vd_http_async *a);
+
+/* Uploads that keep the pipe full: puts pushed one at a time as a writer makes them,
+ * max_parallel of them in flight at once over the http transport, and as each finishes
+ * the next one queued starts in the same turn, so the link never waits for the slowest
+ * of a batch. Memory is bounded: the queue holds at most `window` puts (in flight and
+ * waiting; each body moved in, freed when its put finishes) and, beyond the first,
+ * `max_bytes` of bodies; a push waits while it is full. Local files (and any backend
+ * off the transport) are put when pushed. The first put that fails stops the queue:
+ * nothing not yet started is sent any more (those are handed back as VD_INTERRUPTED
+ * "not sent"), and every later push returns that first error, which names the put's URL. */
+typedef struct vd_putq vd_putq;
+vd_code vd_putq_open(vd_ctx *ctx, int window, size_t max_bytes, vd_putq **out, vd_err *err);
+/* Queues a put of url with *body (moved in: *body is left empty) and user metadata
+ * (copied), under the caller's tag (one put of a tag at a time: vd_putq_busy). Every
+ * push is handed back once by vd_putq_take, refused ones too. VD_OK, or the queue's
+ * first failure. */
+vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *meta, int nmeta, int64_t tag,
+                     vd_err *err);
+/* A finished put, without waiting: 1 with its tag, code and error, 0 when none is. */
+int vd_putq_take(vd_putq *q, int64_t *tag, vd_code *rc, vd_err *err);
+/* Whether a put of tag was pushed and has not finished yet. */
+int vd_putq_busy(const vd_putq *q, int64_t tag);
+/* Waits until the put of tag has finished (VD_OK), or every put when tag < 0; VD_INTERRUPTED
+ * when the front end asks to stop (then the puts in flight are abandoned: whether they
+ * landed is unknown; they are handed back as VD_INTERRUPTED). */
+vd_code vd_putq_wait(vd_putq *q, int64_t tag, vd_err *err);
+/* No more puts start (a rollback): those waiting are handed back "not sent". */
+void vd_putq_stop(vd_putq *q);
+/* Frees the queue, abandoning what is in flight. */
+void vd_putq_close(vd_putq *q);
 
 #endif

@@ -606,6 +606,16 @@ static size_t on_upload(char *buf, size_t sz, size_t n, void *ud) {
   return k;
 }
 
+/* curl sends a request again itself when a kept-alive connection it reused turns out
+ * closed before any answer (a server's idle timeout racing the request): the body is
+ * then read again from its start, which needs this. */
+static int on_seek(void *ud, curl_off_t off, int origin) {
+  xfer *x = ud;
+  if (origin != SEEK_SET || off < 0 || (size_t)off > x->put->len) return CURL_SEEKFUNC_CANTSEEK;
+  x->upoff = (size_t)off;
+  return CURL_SEEKFUNC_OK;
+}
+
 /* connect_to's comma-separated entries as curl's list (CURLOPT_CONNECT_TO, which checks
  * their syntax itself); -1 when out of memory (*l then freed). */
 static int connect_list(const char *s, struct curl_slist **l) {
@@ -678,6 +688,8 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(h, CURLOPT_READFUNCTION, on_upload);
     curl_easy_setopt(h, CURLOPT_READDATA, x);
+    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(h, CURLOPT_SEEKDATA, x);
     curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->put->len);
   } else if (x->method) {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
@@ -1231,7 +1243,8 @@ vd_code vd_http_async_new(vd_ctx *ctx, vd_http_async **out, vd_err *err) {
   return VD_OK;
 }
 
-vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *hook, vd_err *err) {
+/* Adds a request (put: a PUT or DELETE of it) to the set and sets it on its way. */
+static vd_code async_add(vd_http_async *a, vd_getreq *r, vd_putreq *put, const vd_http_hook *hook, vd_err *err) {
   r->rc = VD_OK;
   vd_err_clear(&r->err);
   r->info.size = -1;
@@ -1246,6 +1259,10 @@ vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *
   if (!x) return vd_nomem(err);
   x->req = r;
   x->hook = hook;
+  if (put) {
+    x->method = put->del ? "DELETE" : "PUT";
+    x->put = put->del ? NULL : put;
+  }
   if (drv_add(&a->d, x)) {
     free(x);
     return vd_nomem(err);
@@ -1253,6 +1270,51 @@ vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *
   a->xs[a->n++] = x;
   drv_turn(&a->d, 0); /* on its way now, not at the next wait */
   return VD_OK;
+}
+
+vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *hook, vd_err *err) {
+  return async_add(a, r, NULL, hook, err);
+}
+
+vd_code vd_http_async_put(vd_http_async *a, vd_getreq *r, vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
+  char where[600];
+  vd_url_redact(p->url, where, sizeof where);
+  vd_code rc;
+  if (!hook) return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", where);
+  if (!p->del && (rc = check_put(p, hook, where, err))) return rc;
+  p->etag[0] = 0;
+  vd_cache_drop(a->d.ctx->cache, p->url);
+  r->url = p->url;
+  r->len = -1;
+  return async_add(a, r, p, hook, err);
+}
+
+/* Takes the set's i-th request out of it (it is finished). */
+static void async_forget(vd_http_async *a, int i) {
+  xfer *x = a->xs[i];
+  vd_getreq *r = x->req;
+  if (x->put && !r->rc) snprintf(x->put->etag, sizeof x->put->etag, "%s", r->info.etag);
+  xfer_free(x);
+  free(x);
+  memmove(a->xs + i, a->xs + i + 1, (a->n - i - 1) * sizeof *a->xs);
+  a->n--;
+}
+
+vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err *err) {
+  *out = NULL;
+  for (;;) {
+    for (int i = 0; i < a->n; i++)
+      if (a->xs[i]->finished) {
+        *out = a->xs[i]->req;
+        async_forget(a, i);
+        return VD_OK;
+      }
+    if (!a->n || !(a->d.active || a->d.nwait)) return VD_OK;
+    vd_code rc = vd_ctx_check_interrupt(a->d.ctx, err);
+    if (rc) return rc;
+    int done = drv_turn(&a->d, block);
+    if (!block && !done) return VD_OK;
+  }
 }
 
 void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
@@ -1270,10 +1332,7 @@ void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
     drv_turn(&a->d, 1);
   }
   if (!x->finished) r->rc = vd_fail(&r->err, VD_IO, "internal error: a request was lost"); /* cannot happen */
-  xfer_free(x);
-  free(x);
-  memmove(a->xs + i, a->xs + i + 1, (a->n - i - 1) * sizeof *a->xs);
-  a->n--;
+  async_forget(a, i);
 }
 
 void vd_http_async_free(vd_http_async *a) {

@@ -3,14 +3,16 @@
  * row arrives; COMMIT puts the staged objects in place, then the pages, then
  * LayerStatus, in OpenVDS's order, all or nothing.
  *
- * Uploads are batched: objects are built as rows arrive and queued; a batch goes out
- * through vd_put_many (max_parallel PUTs in flight on the http transport) when it holds
- * BATCH_OBJECTS objects or BATCH_BYTES bytes, and at commit. Batching as rows arrive
- * (rather than all at commit) bounds memory for large inserts; batching at all (rather
- * than one PUT per row) is what makes a 1,000-row INSERT cost about 1000 / max_parallel
- * round trips instead of 1,000. An upload failure fails the transaction at commit,
- * before anything is in place. A chunk queued twice keeps only its last data (two PUTs
- * of one key in flight could land in either order). */
+ * Uploads keep the pipe full: each row's object is pushed on the transaction's upload
+ * queue (vd_putq) as it is made, and over the http transport max_parallel PUTs stay in
+ * flight while rows keep coming, each finished one replaced at once; the writer never
+ * waits for the slowest of a batch. Memory is the queue's window (2 x max_parallel
+ * objects, at most QUEUE_BYTES beyond the first), not the transaction. A chunk is
+ * recorded as staged when its PUT has succeeded, so that ROLLBACK deletes exactly what
+ * was uploaded. The first upload that fails stops the queue (nothing more is sent); the
+ * statement that finds it fails naming the object's URL, and so does COMMIT, before
+ * anything is in place. A chunk written again while its first PUT is still on its way
+ * waits for it: two PUTs of one key in flight could land in either order. */
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +24,12 @@
 #include "openvds_pages.h"
 #include "openvds_write.h"
 
-#define BATCH_OBJECTS 256
-#define BATCH_BYTES (64 << 20)
+#define QUEUE_BYTES (64 << 20)
 
+/* A chunk whose object is on its way (pushed, not yet finished). */
 typedef struct pending {
   int64_t chunk;
-  char *url;          /* the staging object; NULL: a constant chunk, no object */
-  vd_buf body;
-  char meta[40];      /* vdschunkmetadata */
+  size_t bytes;
   unsigned char raw[8];
   int conflict;
 } pending;
@@ -42,9 +42,9 @@ struct vds_writer {
   vds_pages *pages;   /* reads of committed entries (INSERT's check) */
   int stale;
   char tx[17];
-  pending *q;
-  int nq, cq;
-  size_t qbytes;
+  vd_putq *up;        /* this transaction's uploads (opened at its first object) */
+  pending *fly;       /* what is on the queue, at most its window */
+  int nfly, cfly;
   vds_plan_chunk *st; /* chunks of this transaction whose object is staged (or constant) */
   int nst, cst;
   vd_strmap at;       /* chunk (decimal) -> its place in st: O(1) per row however many */
@@ -86,21 +86,10 @@ vd_code vds_writer_open(vd_ctx *ctx, const char *url, const char *layer, vds_wri
   return VD_OK;
 }
 
-static void pending_free(pending *p) {
-  free(p->url);
-  vd_buf_free(&p->body);
-}
-
-static void drop_queue(vds_writer *w) {
-  for (int i = 0; i < w->nq; i++) pending_free(&w->q[i]);
-  w->nq = 0;
-  w->qbytes = 0;
-}
-
 void vds_writer_close(vds_writer *w) {
   if (!w) return;
   vds_writer_rollback(w);
-  free(w->q);
+  free(w->fly);
   free(w->st);
   vd_strmap_free(&w->at);
   vds_pages_close(w->pages);
@@ -180,7 +169,8 @@ static int staged_at(const vds_writer *w, int64_t chunk) {
   return vd_strmap_get(&w->at, key);
 }
 
-/* Records a chunk as staged (a later put of the same chunk replaces it). */
+/* Records a chunk as staged (a later put of the same chunk replaces it): its object,
+ * p->bytes long, is in the staging folder (none when 0: a constant chunk). */
 static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
   int i = staged_at(w, p->chunk);
   if (i < 0) {
@@ -199,70 +189,73 @@ static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
   memset(x, 0, sizeof *x);
   x->chunk = p->chunk;
   memcpy(x->raw, p->raw, 8);
-  x->bytes = p->url ? (int64_t)p->body.len : 0;
+  x->bytes = (int64_t)p->bytes;
   x->mode = p->conflict;
   return VD_OK;
 }
 
-/* Sends the queued objects to the staging folder (in parallel) and records them. */
-static vd_code flush(vds_writer *w, vd_err *err) {
-  if (w->failed) return vd_fail(err, w->failed, "%s", w->ferr.msg);
-  int n = 0;
-  for (int i = 0; i < w->nq; i++) n += w->q[i].url != NULL;
-  vd_putreq *reqs = calloc(n ? n : 1, sizeof *reqs);
-  vd_putreq **ptr = malloc((n ? n : 1) * sizeof *ptr);
-  vd_code *rcs = malloc((n ? n : 1) * sizeof *rcs);
-  vd_err *errs = malloc((n ? n : 1) * sizeof *errs);
-  vd_kv *kv = malloc((n ? n : 1) * sizeof *kv);
-  vd_code rc = VD_OK;
-  if (!reqs || !ptr || !rcs || !errs || !kv) {
-    rc = vd_nomem(err);
-    goto done;
+static int flying(const vds_writer *w, int64_t chunk) {
+  for (int i = 0; i < w->nfly; i++)
+    if (w->fly[i].chunk == chunk) return i;
+  return -1;
+}
+
+/* Takes the finished uploads off the queue: staged when it succeeded, the first
+ * failure kept (commit refuses). */
+static vd_code harvest(vds_writer *w, vd_err *err) {
+  int64_t tag;
+  vd_code rc, first = VD_OK;
+  vd_err e;
+  while (w->up && vd_putq_take(w->up, &tag, &rc, &e)) {
+    int i = flying(w, tag);
+    if (i < 0) continue; /* cannot happen */
+    pending p = w->fly[i];
+    w->fly[i] = w->fly[--w->nfly];
+    if (!rc && (rc = add_staged(w, &p, &e)) == VD_OK) continue;
+    if (!w->failed) {
+      w->failed = rc;
+      w->ferr = e;
+    }
+    if (!first) first = rc;
   }
-  for (int i = 0, k = 0; i < w->nq; i++) {
-    pending *p = &w->q[i];
-    if (!p->url) continue;
-    kv[k].key = "vdschunkmetadata";
-    kv[k].value = p->meta;
-    reqs[k] = (vd_putreq){.url = p->url, .body = p->body.data ? (void *)p->body.data : "", .len = p->body.len,
-                          .meta = &kv[k], .nmeta = 1};
-    ptr[k] = &reqs[k];
-    k++;
-  }
-  if (n && vd_put_many(w->ctx, ptr, n, rcs, errs)) {
-    for (int k = 0; k < n; k++)
-      if (rcs[k]) {
-        rc = vd_fail(err, rcs[k], "%s", errs[k].msg);
-        break;
-      }
-  }
-  /* what was uploaded is recorded even when a batch failed, so that ROLLBACK deletes it */
-  for (int i = 0, k = 0; i < w->nq; i++) {
-    pending *p = &w->q[i];
-    int sent = !p->url || (n && !rcs[k]);
-    if (p->url) k++;
-    vd_code r2 = sent ? add_staged(w, p, err) : VD_OK;
-    if (r2 && !rc) rc = r2;
-  }
-  if (rc) {
+  if (first) *err = w->ferr;
+  return first ? w->failed : VD_OK;
+}
+
+/* Every upload of the transaction finished (in flight ones waited for) and harvested. */
+static vd_code settle_uploads(vds_writer *w, vd_err *err) {
+  if (!w->up) return w->failed ? vd_fail(err, w->failed, "%s", w->ferr.msg) : VD_OK;
+  vd_err e;
+  vd_code rc = vd_putq_wait(w->up, -1, &e);
+  if (rc && !w->failed) {
     w->failed = rc;
-    w->ferr = *err;
+    w->ferr = e;
   }
-done:
-  drop_queue(w);
-  free(reqs);
-  free(ptr);
-  free(rcs);
-  free(errs);
-  free(kv);
-  return rc;
+  harvest(w, &e);
+  return w->failed ? vd_fail(err, w->failed, "%s", w->ferr.msg) : VD_OK;
+}
+
+/* Queues the object of p (its body moved in) for the staging folder. */
+static vd_code upload(vds_writer *w, const pending *p, const char *url, vd_buf *body, const char *meta, vd_err *err) {
+  vd_code rc;
+  if (!w->up && (rc = vd_putq_open(w->ctx, 2 * w->ctx->cfg.max_parallel, QUEUE_BYTES, &w->up, err))) return rc;
+  if (w->nfly == w->cfly) {
+    int cap = w->cfly ? 2 * w->cfly : 32;
+    pending *f = realloc(w->fly, cap * sizeof *f);
+    if (!f) return vd_nomem(err);
+    w->fly = f, w->cfly = cap;
+  }
+  w->fly[w->nfly++] = *p;
+  vd_kv kv = {"vdschunkmetadata", (char *)meta};
+  vd_err e;
+  vd_putq_push(w->up, url, body, &kv, 1, p->chunk, &e); /* its failure comes back by harvest */
+  return harvest(w, err);
 }
 
 /* VD_CONSTRAINT when chunk is written already, committed or earlier in this
  * transaction (a plain INSERT or OR IGNORE of it). */
 static vd_code check_new(vds_writer *w, int64_t chunk, const char *base, vd_err *err) {
-  int mine = staged_at(w, chunk) >= 0;
-  for (int i = 0; i < w->nq && !mine; i++) mine = w->q[i].chunk == chunk;
+  int mine = staged_at(w, chunk) >= 0 || flying(w, chunk) >= 0;
   vds_entry e = {0};
   vd_code rc;
   if (!mine && (rc = vds_pages_entry(w->pages, chunk, &e, NULL, err))) return rc;
@@ -316,47 +309,49 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
     }
     w->dirs = 1;
   }
+  /* an upload of this chunk still on its way finishes first (two PUTs of one key in
+   * flight could land in either order) */
+  if (w->up && vd_putq_busy(w->up, chunk)) {
+    vd_code r1 = vd_putq_wait(w->up, chunk, err);
+    if ((rc = harvest(w, err)) || (rc = r1)) return rc;
+  }
   pending p = {.chunk = chunk, .conflict = conflict};
+  char *url = NULL, meta[40];
+  vd_buf body = {0};
   uint64_t hash = constant_hash(ch, &s, data, len);
   if (!hash) { /* data: an object with a random hash, staged */
     if ((rc = random_hash(&hash, err))) return rc;
-    if (!(p.url = vds_stage_url(w->ds->url, l->name, w->tx, chunk))) return vd_nomem(err);
-    if ((rc = vds_encode(l->method, l->geom.ngroup < 2 ? 2 : l->geom.ngroup, &s, data, len, &p.body, err))) {
-      pending_free(&p);
-      return rc;
-    }
+    if (!(url = vds_stage_url(w->ds->url, l->name, w->tx, chunk))) return vd_nomem(err);
+    if ((rc = vds_encode(l->method, l->geom.ngroup < 2 ? 2 : l->geom.ngroup, &s, data, len, &body, err))) goto out;
+    p.bytes = body.len;
   }
   vds_entry_encode(p.raw, 8, hash, 0, NULL);
-  if ((rc = vds_meta_encode(p.raw, 8, p.meta, sizeof p.meta, err))) {
-    pending_free(&p);
-    return rc;
-  }
-  for (int i = 0; i < w->nq; i++) /* queued already: the new data replaces it */
-    if (w->q[i].chunk == chunk) {
-      w->qbytes -= w->q[i].body.len;
-      pending_free(&w->q[i]);
-      w->q[i] = w->q[--w->nq];
-      break;
+  if ((rc = vds_meta_encode(p.raw, 8, meta, sizeof meta, err))) goto out;
+  w->puts++; /* from here on the transaction may have changed, whatever comes back */
+  if (url) {
+    rc = upload(w, &p, url, &body, meta, err);
+  } else {
+    /* a constant chunk has no object: one staged earlier in this transaction goes, or
+     * the staging folder would keep it after COMMIT */
+    int i = staged_at(w, chunk);
+    if (i >= 0 && w->st[i].bytes) {
+      char *old = vds_stage_url(w->ds->url, l->name, w->tx, chunk);
+      rc = old ? vd_delete(w->ctx, old, err) : vd_nomem(err);
+      free(old);
     }
-  if (w->nq == w->cq) {
-    int cap = w->cq ? 2 * w->cq : 64;
-    pending *q = realloc(w->q, cap * sizeof *q);
-    if (!q) {
-      pending_free(&p);
-      return vd_nomem(err);
-    }
-    w->q = q, w->cq = cap;
+    if (!rc) rc = add_staged(w, &p, err);
   }
-  w->q[w->nq++] = p;
-  w->qbytes += p.body.len;
-  w->puts++;
-  if (w->nq >= BATCH_OBJECTS || w->qbytes >= BATCH_BYTES) return flush(w, err);
-  return VD_OK;
+out:
+  free(url);
+  vd_buf_free(&body);
+  return rc;
 }
 
 /* A new transaction: nothing queued or staged, a new staging folder. */
 static void reset(vds_writer *w) {
-  drop_queue(w);
+  vd_putq_close(w->up);
+  w->up = NULL;
+  w->nfly = 0;
   w->nst = 0;
   vd_strmap_free(&w->at);
   memset(&w->at, 0, sizeof w->at);
@@ -368,7 +363,7 @@ static void reset(vds_writer *w) {
 }
 
 vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
-  vd_code rc = flush(w, err);
+  vd_code rc = settle_uploads(w, err);
   int recorded = 0;
   if (!rc && w->nst) {
     rc = vds_commit(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst, &recorded, err);
@@ -384,7 +379,11 @@ vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
 }
 
 void vds_writer_rollback(vds_writer *w) {
-  drop_queue(w);
+  if (w->up) { /* nothing more is sent; what is in flight lands first, so that it is deleted */
+    vd_err e;
+    vd_putq_stop(w->up);
+    settle_uploads(w, &e);
+  }
   if (w->nst) vds_stage_delete(w->ctx, w->url, w->layer, w->tx, w->st, w->nst);
   reset(w);
 }

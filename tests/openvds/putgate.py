@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""An HTTP/1.1 relay for tests/openvds/uploads.t (stdlib asyncio only) that sees how an
+OpenVDS writer's uploads are pipelined, exactly and without timing.
+
+  putgate.py UPSTREAM_PORT [LIFETIME_S]
+
+Listens on a free port of 127.0.0.1 (printed on the first line of stdout) and relays
+every request, Host header and all, to 127.0.0.1:UPSTREAM_PORT (radosgw or Azurite: they
+check the signatures), one upstream connection per client connection. The requests it
+watches are the writer's staging PUTs: PUT .../.vdsql/<layer>/<transaction>/<chunk>
+without a copy source. What it does with them is armed per run by a request to the
+relay itself, POST /_gate/arm?mode=M&k=K&n=N[&key=C] (answered 200; GET /_gate/stats
+gives the counters as JSON):
+
+  window  holds each staging PUT (before relaying it) until K are held, then lets the
+          oldest go; after the N-th has arrived it lets every one go. A held PUT that
+          waits STALL seconds with no new arrival is let go too, counted as a stall: the
+          client had fewer than K in flight while it still had PUTs to send (after
+          MAX_STALLS stalls everything goes, so a broken client fails fast).
+  slow    holds the staging PUT of chunk C until every other of the N has been answered
+          (or HOLD_MAX seconds passed: timed_out); counts those answered while it was held.
+  fail    answers the staging PUT of chunk C with 403 AccessDenied itself (S3's XML and
+          Azure's x-ms-error-code), relays the others, and counts those that arrive after
+          that answer was sent.
+  drop    the first staging PUT of chunk C that comes on a kept-alive connection (one
+          that has carried a request before) is read whole, then the connection is
+          closed without an answer: what a server whose idle timeout races the request
+          does; the client must send it again (dropped says it happened).
+  off     relays everything (the default).
+
+Counters: arrived (staging PUTs, dropped ones too), answered, peak (the most arrived and not yet answered at
+once), stalls, done_while_held, timed_out, after_fail, chunks (the chunks in arrival
+order), dropped. A client's `Expect: 100-continue` is answered here; the upstream's own
+100 is skipped; an upstream connection found closed (an idle timeout) is opened again. Exits after LIFETIME_S seconds (default 600) whatever happens."""
+import asyncio
+import json
+import re
+import sys
+import time
+import urllib.parse
+
+UPSTREAM = int(sys.argv[1])
+LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
+STALL = 1.5
+MAX_STALLS = 4
+HOLD_MAX = 10.0
+STAGED = re.compile(r"/\.vdsql/[^/]+/[0-9a-f]{16}/([0-9]+)$")
+
+
+class Gate:
+    def __init__(self):
+        self.arm("off", 0, 0, -1)
+
+    def arm(self, mode, k, n, key):
+        self.mode, self.k, self.n, self.key = mode, k, n, key
+        self.arrived = self.answered = self.inflight = self.peak = self.stalls = 0
+        self.done_while_held = self.after_fail = 0
+        self.timed_out = False
+        self.failed_sent = False
+        self.held = []  # (chunk, future) in arrival order
+        self.free_all = False
+        self.last = time.monotonic()
+        self.slow_wait = None
+        self.chunks = []
+        self.dropped = False
+
+    def stats(self):
+        return {k: getattr(self, k) for k in ("mode", "k", "n", "arrived", "answered", "peak", "stalls",
+                                             "done_while_held", "timed_out", "after_fail", "chunks", "dropped")}
+
+    def release_oldest(self):
+        _, f = self.held.pop(0)
+        if not f.done():
+            f.set_result(None)
+
+    def release_all(self):
+        self.free_all = True
+        while self.held:
+            self.release_oldest()
+
+    async def enter(self, chunk):
+        """None to relay the request, or a status to answer with."""
+        self.arrived += 1
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        self.chunks.append(chunk)
+        self.last = time.monotonic()
+        if self.failed_sent:
+            self.after_fail += 1
+        if self.mode == "window" and not self.free_all:
+            f = asyncio.get_running_loop().create_future()
+            self.held.append((chunk, f))
+            if self.arrived >= self.n:
+                self.release_all()
+            elif len(self.held) >= self.k:
+                self.release_oldest()
+            await f
+        elif self.mode == "slow" and chunk == self.key:
+            at = self.answered
+            self.slow_wait = asyncio.get_running_loop().create_future()
+            try:
+                await asyncio.wait_for(asyncio.shield(self.slow_wait), HOLD_MAX)
+            except asyncio.TimeoutError:
+                self.timed_out = True
+            self.done_while_held = self.answered - at
+            self.slow_wait = None
+        elif self.mode == "fail" and chunk == self.key:
+            return 403
+        return None
+
+    def leave(self, chunk, status):
+        self.inflight -= 1
+        self.answered += 1
+        if status == 403 and self.mode == "fail" and chunk == self.key:
+            self.failed_sent = True
+        if self.slow_wait and not self.slow_wait.done() and self.answered >= self.n - 1:
+            self.slow_wait.set_result(None)
+
+    async def watchdog(self):
+        while True:
+            await asyncio.sleep(0.05)
+            if self.mode == "window" and self.held and not self.free_all and time.monotonic() - self.last > STALL:
+                self.stalls += 1
+                self.last = time.monotonic()
+                if self.stalls >= MAX_STALLS:
+                    self.release_all()
+                else:
+                    self.release_oldest()
+
+
+GATE = Gate()
+
+
+def header(head, name):
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == name:
+            return v.strip()
+    return None
+
+
+async def read_head(reader):
+    head = await reader.readuntil(b"\r\n\r\n")
+    te = header(head, b"transfer-encoding")
+    length = -1 if te and te.lower() == b"chunked" else int(header(head, b"content-length") or 0)
+    return head, length
+
+
+async def read_chunked(reader):
+    out = b""
+    while True:
+        line = await reader.readuntil(b"\r\n")
+        out += line
+        n = int(line.split(b";")[0].strip(), 16)
+        if n == 0:
+            while True:
+                t = await reader.readuntil(b"\r\n")
+                out += t
+                if t == b"\r\n":
+                    return out
+        out += await reader.readexactly(n + 2)
+
+
+def answer(status, body, extra=b""):
+    reason = {200: b"OK", 403: b"Forbidden"}[status]
+    return (b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\n%s\r\n" % (status, reason, len(body), extra)) + body
+
+
+async def control(path, cwriter):
+    u = urllib.parse.urlsplit(path)
+    if u.path == "/_gate/arm":
+        a = dict(urllib.parse.parse_qsl(u.query))
+        GATE.arm(a.get("mode", "off"), int(a.get("k", 0)), int(a.get("n", 0)), int(a.get("key", -1)))
+        body = b"armed"
+    else:
+        body = json.dumps(GATE.stats()).encode()
+    cwriter.write(answer(200, body))
+    await cwriter.drain()
+
+
+async def exchange(up, head, body):
+    """Sends the request upstream (on a new connection when the kept one is closed) and
+    reads its final answer's head."""
+    for attempt in (0, 1):
+        try:
+            if up[1] is None:
+                up[:] = await asyncio.open_connection("127.0.0.1", UPSTREAM)
+            up[1].write(head + body)
+            await up[1].drain()
+            while True:
+                resp, rlen = await read_head(up[0])
+                if resp.split(b" ", 2)[1] != b"100":
+                    return resp, rlen
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if attempt:
+                raise
+            up[1].close()
+            up[:] = [None, None]
+
+
+async def serve(creader, cwriter):
+    up = [None, None]
+    served = 0
+    try:
+        while True:
+            try:
+                head, length = await read_head(creader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            method, path = head.split(b" ", 2)[:2]
+            path = path.decode()
+            if (header(head, b"expect") or b"").lower() == b"100-continue":
+                cwriter.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                await cwriter.drain()
+            body = await read_chunked(creader) if length < 0 else await creader.readexactly(length)
+            if path.startswith("/_gate/"):
+                await control(path, cwriter)
+                continue
+            m = STAGED.search(urllib.parse.urlsplit(path).path)
+            chunk = None
+            if method == b"PUT" and m and not header(head, b"x-amz-copy-source") and not header(head, b"x-ms-copy-source"):
+                chunk = int(m.group(1))
+            if chunk is not None and GATE.mode == "drop" and chunk == GATE.key and served and not GATE.dropped:
+                GATE.dropped = True
+                GATE.arrived += 1
+                GATE.chunks.append(chunk)
+                return  # closed, no answer
+            served += 1
+            status = await GATE.enter(chunk) if chunk is not None else None
+            if status == 403:
+                xml = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+                       b"<Message>refused by putgate</Message></Error>")
+                GATE.leave(chunk, 403)
+                cwriter.write(answer(403, xml, b"x-ms-error-code: AuthorizationFailure\r\n"
+                                               b"Content-Type: application/xml\r\n"))
+                await cwriter.drain()
+                continue
+            resp, rlen = await exchange(up, head, body)
+            ureader = up[0]
+            code = resp.split(b" ", 2)[1]
+            if method == b"HEAD" or code in (b"204", b"304"):
+                rbody = b""
+            elif rlen < 0:
+                rbody = await read_chunked(ureader)
+            else:
+                rbody = await ureader.readexactly(rlen)
+            if chunk is not None:  # before the client can see the answer and send its next PUT
+                GATE.leave(chunk, int(code))
+            cwriter.write(resp + rbody)
+            await cwriter.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        for w in (up[1], cwriter):
+            if w:
+                w.close()
+
+
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    asyncio.get_running_loop().create_task(GATE.watchdog())
+    async with server:
+        await asyncio.sleep(LIFETIME)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
