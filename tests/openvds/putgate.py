@@ -30,8 +30,12 @@ gives the counters as JSON):
 
 Counters: arrived (staging PUTs, dropped ones too), answered, peak (the most arrived and not yet answered at
 once), stalls, done_while_held, timed_out, after_fail, chunks (the chunks in arrival
-order), dropped. A client's `Expect: 100-continue` is answered here; the upstream's own
-100 is skipped; an upstream connection found closed (an idle timeout) is opened again. Exits after LIFETIME_S seconds (default 600) whatever happens."""
+order), dropped, expects (staging PUTs that came with `Expect: 100-continue`), expect_waits
+(those whose body came WAIT seconds or more after their head: a client waiting for a 100
+Continue, which curl does for 1 s by default). A client's `Expect: 100-continue` is never
+answered here, as a server is free not to, so a client that waits for it shows; the
+upstream's own 100 is skipped; an upstream connection found closed (an idle timeout) is
+opened again. Exits after LIFETIME_S seconds (default 600) whatever happens."""
 import asyncio
 import json
 import re
@@ -44,6 +48,7 @@ LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
 STALL = 1.5
 MAX_STALLS = 4
 HOLD_MAX = 10.0
+WAIT = 0.5
 STAGED = re.compile(r"/\.vdsql/[^/]+/[0-9a-f]{16}/([0-9]+)$")
 
 
@@ -55,6 +60,7 @@ class Gate:
         self.mode, self.k, self.n, self.key = mode, k, n, key
         self.arrived = self.answered = self.inflight = self.peak = self.stalls = 0
         self.done_while_held = self.after_fail = 0
+        self.expects = self.expect_waits = 0
         self.timed_out = False
         self.failed_sent = False
         self.held = []  # (chunk, future) in arrival order
@@ -66,7 +72,8 @@ class Gate:
 
     def stats(self):
         return {k: getattr(self, k) for k in ("mode", "k", "n", "arrived", "answered", "peak", "stalls",
-                                             "done_while_held", "timed_out", "after_fail", "chunks", "dropped")}
+                                             "done_while_held", "timed_out", "after_fail", "chunks", "dropped", "expects",
+                                             "expect_waits")}
 
     def release_oldest(self):
         _, f = self.held.pop(0)
@@ -209,10 +216,10 @@ async def serve(creader, cwriter):
                 return
             method, path = head.split(b" ", 2)[:2]
             path = path.decode()
-            if (header(head, b"expect") or b"").lower() == b"100-continue":
-                cwriter.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                await cwriter.drain()
+            expect = (header(head, b"expect") or b"").lower() == b"100-continue"
+            t0 = time.monotonic()
             body = await read_chunked(creader) if length < 0 else await creader.readexactly(length)
+            waited = time.monotonic() - t0 >= WAIT
             if path.startswith("/_gate/"):
                 await control(path, cwriter)
                 continue
@@ -226,6 +233,9 @@ async def serve(creader, cwriter):
                 GATE.chunks.append(chunk)
                 return  # closed, no answer
             served += 1
+            if chunk is not None and expect:
+                GATE.expects += 1
+                GATE.expect_waits += waited
             status = await GATE.enter(chunk) if chunk is not None else None
             if status == 403:
                 xml = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
