@@ -20,7 +20,7 @@
 SQL_FILE = "tests/sqlite/run file"
 # the reliability suite on local files only, with few trials: its four writers and its
 # count checks in under half a minute (run-tests runs it whole)
-REL_FILE = "REL_STORES=file REL_TRIALS=3 REL_ROUNDS=3 tests/openvds/reliability.t"
+REL_FILE = "REL_STORES=file REL_TRIALS=30 REL_ROUNDS=3 tests/openvds/reliability.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
