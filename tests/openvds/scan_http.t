@@ -135,16 +135,20 @@ try:
        "LIMIT past the last row: %d rows, %d requests as the full scan" % (NPAGES * PAGE, len(stored) + 2),
        "rows %s, got %s, %s" % (rows, got, p.stderr))
     # a filter SQLite checks keeps the LIMIT from the scan: the same rows as the full scan
-    # filtered and cut here; the pages go out ahead as without LIMIT (16, then the one
-    # the first page's slot frees, all before SQLite's cut on page 0 or 1)
+    # filtered and cut here; the pages go out ahead as without LIMIT (16, then the ones
+    # the first pages' slots free before SQLite's cut on page 0 or 1)
     nd = 10
     data = [c for c in range(NPAGES * PAGE) if status_of[c] == "data"][:nd]
     p, rows, got = run("SELECT chunk FROM vds_chunks('%s', '%s') WHERE status = 'data' LIMIT %d;\n%s\n"
                        % (url, LAYER, nd, stats))
-    ahead = stored[:17 if data[-1] < PAGE else 18]
-    ok(p.returncode == 0 and rows == "\n".join(map(str, data)) and got == [(len(ahead) + 2, page_bytes(ahead) + docs)],
-       "WHERE status = 'data' LIMIT %d (not the scan's): the first %d data chunks, %d requests"
-       % (nd, nd, len(ahead) + 2), "rows %s, got %s, %s" % (rows.splitlines(), got, p.stderr))
+    # How many of the window's refills go out before SQLite's cut races the transfers (a
+    # slow ASan build on a fresh machine fetched another page than a quick one): what is
+    # certain is the window's 16 pages and at most two refills, where the hint would have
+    # fetched the page holding row 10 alone
+    lo, hi = len(stored[:16]) + 2, len(stored[:18]) + 2
+    ok(p.returncode == 0 and rows == "\n".join(map(str, data)) and len(got) == 1 and lo <= got[0][0] <= hi,
+       "WHERE status = 'data' LIMIT %d (not the scan's): the first %d data chunks, %d to %d requests (the window "
+       "ahead as without LIMIT, not the hint's 3)" % (nd, nd, lo, hi), "rows %s, got %s, %s" % (rows.splitlines(), got, p.stderr))
 
     # a cache too small for the layer's pages: a scan bypasses it, a point lookup keeps
     # its page, and the scan does not push that page out
