@@ -237,9 +237,11 @@ def suite(t, tmp):
         rows = rng.sample(pool, KILL_CHUNKS)
         blobs = {c: data(rng) for c in rows}
         files = files_of(tmp, blobs)
-        # half the kills around the start of COMMIT (mostly before its commit point), half
-        # anywhere in it (mostly after): both sides are always tried
-        delay = rng.uniform(start * 0.8, start + (end - start) * 0.1) if trial % 2 else rng.uniform(start, end * 1.1)
+        # half the kills before COMMIT or around its start (before its commit point: from a
+        # fifth of the time COMMIT took to begin in the unkilled run, since a local COMMIT
+        # reaches its commit point almost at once and a killed run may go faster than that
+        # run), half anywhere in COMMIT (mostly after): both sides are always tried
+        delay = rng.uniform(start * 0.2, start + (end - start) * 0.1) if trial % 2 else rng.uniform(start, end * 1.1)
         p = popen(t, insert_script(url, rows, "OR REPLACE", files))
         time.sleep(delay)
         os.kill(p.pid, signal.SIGKILL)
