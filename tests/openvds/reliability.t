@@ -279,7 +279,7 @@ def suite(t, tmp):
     ok(not failures, "%s: %d kill -9 trials between %.0f and %.0f ms after start (COMMIT from %.0f ms): no committed "
        "chunk lost, no half transaction, entries agree with objects, counts equal the pages; %d rolled forward, "
        "%d never committed, %d reads refused by a reader naming the chunk"
-       % (K, TRIALS, start * 800, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors), failures[:5])
+       % (K, TRIALS, start * 200, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors), failures[:5])
     ok(outcomes["new"] and outcomes["old"], "%s: the kills fell both before and after the commit point" % K, outcomes)
     out, err, rc = run(t, "SELECT vdsql_config('stage_ttl', '0');\nSELECT vds_repair(%s, %s);" % (q(url), q(L)))
     ok(rc == 0 and not staging(t), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
