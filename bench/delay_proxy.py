@@ -17,43 +17,19 @@ delay, and the upstream's own 100 is skipped), answers with a Content-Length or 
 Exits after LIFETIME_S seconds (default 600) whatever happens.
 """
 import asyncio
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from httpwire import header, read_chunked, read_head  # noqa: E402
 
 UPSTREAM = int(sys.argv[1])
 DELAY = float(sys.argv[2]) / 1000.0
 LIFETIME = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
 
 
-async def read_head(reader):
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-        if name.strip().lower() == b"transfer-encoding" and value.strip().lower() == b"chunked":
-            length = -1
-    return head, length
-
-
 def expects_continue(head):
-    return any(line.lower().replace(b" ", b"") == b"expect:100-continue" for line in head.split(b"\r\n")[1:])
-
-
-async def read_chunked(reader):
-    """A chunked body, relayed as it came (sizes, data, the last chunk and trailers)."""
-    out = b""
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        out += line
-        n = int(line.split(b";")[0].strip(), 16)
-        if n == 0:
-            while True:
-                t = await reader.readuntil(b"\r\n")
-                out += t
-                if t == b"\r\n":
-                    return out
-        out += await reader.readexactly(n + 2)
+    return (header(head, b"expect") or b"").lower() == b"100-continue"
 
 
 async def serve(creader, cwriter):

@@ -38,10 +38,14 @@ upstream's own 100 is skipped; an upstream connection found closed (an idle time
 opened again. Exits after LIFETIME_S seconds (default 600) whatever happens."""
 import asyncio
 import json
+import os
 import re
 import sys
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from httpwire import header, read_chunked, read_head  # noqa: E402
 
 UPSTREAM = int(sys.argv[1])
 LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
@@ -136,36 +140,6 @@ class Gate:
 
 
 GATE = Gate()
-
-
-def header(head, name):
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        if k.strip().lower() == name:
-            return v.strip()
-    return None
-
-
-async def read_head(reader):
-    head = await reader.readuntil(b"\r\n\r\n")
-    te = header(head, b"transfer-encoding")
-    length = -1 if te and te.lower() == b"chunked" else int(header(head, b"content-length") or 0)
-    return head, length
-
-
-async def read_chunked(reader):
-    out = b""
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        out += line
-        n = int(line.split(b";")[0].strip(), 16)
-        if n == 0:
-            while True:
-                t = await reader.readuntil(b"\r\n")
-                out += t
-                if t == b"\r\n":
-                    return out
-        out += await reader.readexactly(n + 2)
 
 
 def answer(status, body, extra=b""):

@@ -1119,6 +1119,12 @@ vd_code vd_http_send(vd_ctx *ctx, const char *method, const char *url, vd_putreq
   return VD_OK;
 }
 
+/* x carries p: a DELETE, or a PUT of its body. */
+static void xfer_put(xfer *x, vd_putreq *p) {
+  x->method = p->del ? "DELETE" : "PUT";
+  x->put = p->del ? NULL : p;
+}
+
 void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, const vd_http_hook *hook, vd_code *rc, vd_err *errs) {
   vd_getreq *rs = calloc(n ? n : 1, sizeof *rs);
   xfer *xs = calloc(n ? n : 1, sizeof *xs);
@@ -1133,8 +1139,7 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, const vd_http_hook *
     rs[i].len = -1;
     xs[i].req = &rs[i];
     xs[i].hook = hook;
-    xs[i].method = puts[i]->del ? "DELETE" : "PUT";
-    xs[i].put = puts[i]->del ? NULL : puts[i];
+    xfer_put(&xs[i], puts[i]);
   }
   run(ctx, xs, n);
   for (int i = 0; i < n; i++) {
@@ -1154,13 +1159,19 @@ static vd_code check_put(const vd_putreq *p, const vd_http_hook *hook, const cha
   return hook && hook->check_put ? hook->check_put(p, where, err) : VD_OK;
 }
 
-vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
+/* What every put (or delete) goes through before its request: the hook's refusal (a
+ * delete has no body to refuse) and the cached copy of the object dropped. */
+static vd_code put_begin(vd_ctx *ctx, const vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
   char where[600];
   vd_url_redact(p->url, where, sizeof where);
-  vd_code rc = check_put(p, hook, where, err);
-  if (rc) return rc;
-  vd_cache_drop(ctx->cache, p->url);
-  return vd_http_send(ctx, "PUT", p->url, p, hook, err);
+  vd_code rc = p->del ? VD_OK : check_put(p, hook, where, err);
+  if (!rc) vd_cache_drop(ctx->cache, p->url);
+  return rc;
+}
+
+vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
+  vd_code rc = put_begin(ctx, p, hook, err);
+  return rc ? rc : vd_http_send(ctx, "PUT", p->url, p, hook, err);
 }
 
 vd_code vd_http_del(vd_ctx *ctx, const char *url, const vd_http_hook *hook, vd_err *err) {
@@ -1179,10 +1190,7 @@ void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, const vd_http_h
     return;
   }
   for (int i = 0; i < n; i++) { /* what the backend's put refuses is refused here, without a request */
-    char where[600];
-    vd_url_redact(p[i]->url, where, sizeof where);
-    if (!p[i]->del && (rc[i] = check_put(p[i], hook, where, &errs[i]))) continue;
-    vd_cache_drop(ctx->cache, p[i]->url);
+    if ((rc[i] = put_begin(ctx, p[i], hook, &errs[i]))) continue;
     at[m] = i;
     ok[m++] = p[i];
   }
@@ -1265,10 +1273,7 @@ static vd_code async_add(vd_http_async *a, vd_getreq *r, vd_putreq *put, const v
   if (!x) return vd_nomem(err);
   x->req = r;
   x->hook = hook;
-  if (put) {
-    x->method = put->del ? "DELETE" : "PUT";
-    x->put = put->del ? NULL : put;
-  }
+  if (put) xfer_put(x, put);
   if (drv_add(&a->d, x)) {
     free(x);
     return vd_nomem(err);
@@ -1283,13 +1288,14 @@ vd_code vd_http_async_start(vd_http_async *a, vd_getreq *r, const vd_http_hook *
 }
 
 vd_code vd_http_async_put(vd_http_async *a, vd_getreq *r, vd_putreq *p, const vd_http_hook *hook, vd_err *err) {
-  char where[600];
-  vd_url_redact(p->url, where, sizeof where);
-  vd_code rc;
-  if (!hook) return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", where);
-  if (!p->del && (rc = check_put(p, hook, where, err))) return rc;
+  if (!hook) {
+    char where[600];
+    vd_url_redact(p->url, where, sizeof where);
+    return vd_fail(err, VD_UNSUPPORTED, "internal error: %s without a backend hook", where);
+  }
+  vd_code rc = put_begin(a->d.ctx, p, hook, err);
+  if (rc) return rc;
   p->etag[0] = 0;
-  vd_cache_drop(a->d.ctx->cache, p->url);
   r->url = p->url;
   r->len = -1;
   return async_add(a, r, p, hook, err);
