@@ -27,7 +27,6 @@ import random
 import shutil
 import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,123 +35,16 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
-from taplib import ok, plan, shell_args  # noqa: E402
-from vdstarget import AWS_VARS, decode_object, each_store, q, run, write_blob  # noqa: E402
+from taplib import ok, plan  # noqa: E402
+from vdstarget import each_store, q, run, write_blob  # noqa: E402
+from layerkit import CHUNK, L, NCHUNKS, State, data, files_of, insert_script, layout, popen, read_chunks  # noqa: E402
+from layerkit import check as check_layer, staging as staging_of  # noqa: E402
 
-L = "Dimensions_01LOD0"
 NAME = "rel"
-CHUNK = 1024            # 32 x 32 U8 samples
-NCHUNKS = 40 * 30       # two pages of 1024 entries
 KILL_CHUNKS = 16
 TRIALS = int(os.environ.get("REL_TRIALS", "30"))
 ROUNDS = int(os.environ.get("REL_ROUNDS", "10"))
 STORES = os.environ.get("REL_STORES", "file s3 az").split()
-
-
-def layout():
-    return mkvds.Layout([32 * 40, 32 * 30], brick=32, neg=0, pos=0, mult2d=1,
-                        channels=[mkvds.channel("Amplitude", "U8")])
-
-
-def data(rng):
-    """1 KiB that is no constant chunk (so it always has an object)."""
-    b = bytearray(rng.randbytes(CHUNK))
-    b[0], b[1] = 1, 2
-    return bytes(b)
-
-
-class State:
-    """The layer as an independent reader sees it."""
-
-    def __init__(self, t):
-        self.t = t
-        st = json.loads(t.get(NAME, "LayerStatus")[0])
-        self.status = [x for x in st if x["layerName"] == L][0]
-        self.entries, self.data, self.bad, self.sizes = {}, {}, [], {}
-        ps = self.status["chunkMetadataPageSize"]
-        for p, stored in enumerate(self.status["pageDirectory"]):
-            if stored < 0:
-                continue
-            body, _ = t.get(NAME, "%s/ChunkMetadata/%d" % (L, stored))
-            for i in range(len(body) // 8):
-                (h,) = struct.unpack_from("<Q", body, i * 8)
-                if h:
-                    self.entries[p * ps + i] = h
-        for c, h in self.entries.items():
-            if h == 2 ** 64 - 1 or h >> 32 == 0x01010101:
-                self.data[c] = ("constant", h)
-                continue
-            body, meta = t.get(NAME, "%s/%d" % (L, c))
-            m = (meta or {}).get("vdschunkmetadata")
-            if body is None or m is None or base64.b64decode(m) != struct.pack("<Q", h):
-                self.bad.append(c)
-                continue
-            self.sizes[c] = len(body)
-            self.data[c] = decode_object(body, "RLE")[1]
-
-    def counts_ok(self):
-        nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
-        want = (len(self.entries), sum(self.sizes.values()), nd * CHUNK)
-        have = (self.status["validChunkCount"], self.status["serializedSize"], self.status["uncompressedSize"])
-        return want == have, (want, have)
-
-
-def staging(t):
-    """Staged objects, and temporary files of puts that a kill interrupted (local)."""
-    return [k for k in t.keys(NAME) if (k.startswith(".vdsql/") and not k.endswith("/commit")) or "/.vdsql-put-" in k
-            or k.startswith(".vdsql-put-")]
-
-
-def insert_script(url, rows, mode="OR REPLACE", files=None, marker=None, end="COMMIT;"):
-    s = "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nBEGIN;\n" % (q(url), q(L))
-    s += "".join("INSERT %s INTO t(chunk, data) VALUES (%d, readfile(%s));\n" % (mode, c, q(files[c])) for c in rows)
-    if marker:
-        s += "SELECT writefile(%s, 'x');\n" % q(marker)
-    return s + end + "\n"
-
-
-def popen(t, script):
-    e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
-    e.update(t.env)
-    p = subprocess.Popen(shell_args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=e)
-    p.stdin.write(".mode list\n" + script)
-    p.stdin.close()
-    return p
-
-
-def read_chunks(t, url, chunks):
-    """{chunk: bytes or the error text} through vds_chunk_data."""
-    s = "".join("SELECT 'c', %d;\nSELECT hex(vds_chunk_data(%s, %s, %d));\n" % (c, q(url), q(L), c) for c in chunks)
-    e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
-    e.update(t.env)
-    p = subprocess.run(shell_args(), input=".mode list\n" + s, text=True, capture_output=True, env=e)
-    out, cur = {}, None
-    for line in p.stdout.split("\n"):
-        if line.startswith("c|"):
-            cur = int(line[2:])
-        elif cur is not None and line:
-            out[cur] = bytes.fromhex(line)
-    errs = [x for x in p.stderr.split("\n") if x]
-    for c in chunks:
-        if c not in out:
-            out[c] = "; ".join(x for x in errs if "chunk %d" % c in x or "%s/%d" % (L, c) in x) or "no answer"
-    return out
-
-
-def files_of(tmp, blobs):
-    return {c: write_blob(tmp, b) for c, b in blobs.items()}
-
-
-def check(t, committed, what):
-    """The layer equals committed ({chunk: bytes}) and is self-consistent; returns State."""
-    s = State(t)
-    ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
-    wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
-    ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])
-    good, d = s.counts_ok()
-    ok(good, "%s: LayerStatus counts equal the pages and objects (valid, serialized, uncompressed)" % what, d)
-    return s
 
 
 def suite(t, tmp):
@@ -167,15 +59,15 @@ def suite(t, tmp):
     out, err, rc = run(t, insert_script(url, sorted(first), "", files_of(tmp, first)))
     committed.update(first)
     ok(rc == 0, "%s: %d chunks committed on both pages" % (K, len(first)), err)
-    check(t, committed, "%s, first commit" % K)
+    check_layer(t, NAME, committed, "%s, first commit" % K)
 
     # ROLLBACK of a transaction that re-inserts 300 committed chunks: a batch of 256 was
     # uploaded before ROLLBACK
     again = {c: data(rng) for c in sorted(committed)[:300]}
     out, err, rc = run(t, insert_script(url, sorted(again), "OR REPLACE", files_of(tmp, again), end="ROLLBACK;"))
     ok(rc == 0, "%s: 300 committed chunks re-inserted, then ROLLBACK" % K, err)
-    check(t, committed, "%s, after ROLLBACK" % K)
-    ok(not staging(t), "%s: ROLLBACK deleted its staged objects (independent listing)" % K, staging(t)[:5])
+    check_layer(t, NAME, committed, "%s, after ROLLBACK" % K)
+    ok(not staging_of(t, NAME), "%s: ROLLBACK deleted its staged objects (independent listing)" % K, staging_of(t, NAME)[:5])
 
     # a COMMIT refused because another writer wrote one of its chunks meanwhile
     marker = os.path.join(tmp, "m-%s" % K)
@@ -194,8 +86,8 @@ def suite(t, tmp):
     ok(rc == 0 and "1 chunk written by another writer during this transaction (%d)" % new[7] in aerr,
        "%s: a plain INSERT's COMMIT is refused when another writer committed one of its chunks, naming it: %s"
        % (K, aerr.strip()[-200:]), err)
-    check(t, committed, "%s, after the refused COMMIT" % K)
-    ok(not staging(t), "%s: the refused COMMIT deleted its staged objects" % K, staging(t)[:5])
+    check_layer(t, NAME, committed, "%s, after the refused COMMIT" % K)
+    ok(not staging_of(t, NAME), "%s: the refused COMMIT deleted its staged objects" % K, staging_of(t, NAME)[:5])
 
     # a constant replacing a data chunk: its key gets an empty object with the constant's hash
     c0 = sorted(committed)[0]
@@ -211,7 +103,7 @@ def suite(t, tmp):
                                                                                       q(url), q(L), c0))
     ok(rc == 0 and out == ["0", "0", "constant"], "%s: the audit finds nothing wrong; repair changes nothing" % K,
        out + [err])
-    s = State(t)
+    s = State(t, NAME)
     committed[c0] = s.data.get(c0)
     ok(s.data.get(c0, ("",))[0] == "constant" and s.counts_ok()[0], "%s: the constant chunk counts as valid, no bytes"
        % K, s.counts_ok()[1])
@@ -228,7 +120,7 @@ def suite(t, tmp):
     p.wait()
     t2 = time.time()
     committed.update(blobs)
-    check(t, committed, "%s, an unkilled run" % K)
+    check_layer(t, NAME, committed, "%s, an unkilled run" % K)
     start, end = t1 - t0, t2 - t0
     outcomes = {"old": 0, "new": 0}
     seen_errors = 0
@@ -262,7 +154,7 @@ def suite(t, tmp):
             out, err, rc = run(t, "SELECT vds_repair(%s, %s);" % (q(url), q(L)))
         if rc:
             failures.append((trial, None, "recovery failed (exit %s): %s" % (rc, err[:300])))
-        s = State(t)
+        s = State(t, NAME)
         got_new = all(s.data.get(c) == blobs[c] for c in rows)
         got_old = all(s.data.get(c) == committed.get(c) for c in rows)
         if got_new:
@@ -282,9 +174,9 @@ def suite(t, tmp):
        % (K, TRIALS, start * 200, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors), failures[:5])
     ok(outcomes["new"] and outcomes["old"], "%s: the kills fell both before and after the commit point" % K, outcomes)
     out, err, rc = run(t, "SELECT vdsql_config('stage_ttl', '0');\nSELECT vds_repair(%s, %s);" % (q(url), q(L)))
-    ok(rc == 0 and not staging(t), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
-       [err, staging(t)[:5]])
-    check(t, committed, "%s, after the kill trials and a repair" % K)
+    ok(rc == 0 and not staging_of(t, NAME), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
+       [err, staging_of(t, NAME)[:5]])
+    check_layer(t, NAME, committed, "%s, after the kill trials and a repair" % K)
 
     # four writers at once, on the same chunks and on different ones
     rounds_bad = []
@@ -293,7 +185,7 @@ def suite(t, tmp):
         blobs = [{c: data(rng) for c in same} for _ in range(4)]
         ps = [popen(t, insert_script(url, same, "OR REPLACE", files_of(tmp, b))) for b in blobs]
         res = [(p.wait(), p.stderr.read()) for p in ps]
-        s = State(t)
+        s = State(t, NAME)
         winners = [i for i in range(4) if all(s.data.get(c) == blobs[i][c] for c in same)]
         if any(r for r, _ in res) or len(winners) != 1 or s.bad or not s.counts_ok()[0]:
             rounds_bad.append(("same", rnd, [(r, e[:150]) for r, e in res], winners, s.bad[:5], s.counts_ok()[1],
@@ -308,7 +200,7 @@ def suite(t, tmp):
         res = [(p.wait(), p.stderr.read()) for p in ps]
         for b in blobs:
             committed.update(b)
-        s = State(t)
+        s = State(t, NAME)
         lost = [c for c in committed if s.data.get(c) != committed[c]]
         if any(r for r, _ in res) or lost or s.bad or not s.counts_ok()[0]:
             rounds_bad.append(("different", rnd, [(r, e[:150]) for r, e in res], lost[:5], s.bad[:5], s.counts_ok()[1],
@@ -321,7 +213,7 @@ def suite(t, tmp):
     blobs = [{c: data(rng) for c in fresh} for _ in range(4)]
     ps = [popen(t, insert_script(url, fresh, "", files_of(tmp, b))) for b in blobs]
     res = [(p.wait(), p.stderr.read()) for p in ps]
-    s = State(t)
+    s = State(t, NAME)
     winners = [i for i in range(4) if all(s.data.get(c) == blobs[i][c] for c in fresh)]
     refused = [e for r, e in res if r and ("written already" in e or "written by another writer" in e)]
     ok(len(winners) == 1 and res[winners[0]][0] == 0 and len(refused) == 3,
@@ -329,8 +221,8 @@ def suite(t, tmp):
        [winners, [e[:160] for _, e in res]])
     if winners:
         committed.update(blobs[winners[0]])
-    check(t, committed, "%s, at the end" % K)
-    ok(not staging(t), "%s: nothing left in the staging folder" % K, staging(t)[:5])
+    check_layer(t, NAME, committed, "%s, at the end" % K)
+    ok(not staging_of(t, NAME), "%s: nothing left in the staging folder" % K, staging_of(t, NAME)[:5])
     if K == "file":
         left = os.listdir(os.path.join(t.url(NAME), ".vdsql", L))
         ok(left == ["commit"], "file: no transaction's folder is left either, only the commit record", left)
@@ -405,15 +297,15 @@ def repair_rules(t, tmp):
     # a commit record that is not one: every writer says so, naming it, and writes nothing
     rec = ".vdsql/%s/commit" % L
     good_rec = t.get(name, rec)[0]
-    before = State(t).entries
+    before = State(t, NAME).entries
     for bad_rec in (b"{not json", b'{"format":"vdsql-openvds-commit-1","state":"commit","chunks":[[1e300,"x",1]]}'):
         t.put_raw(name, rec, bad_rec)
         out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
-        ok(rc != 0 and "%s/%s: not a vdsql commit record" % (url, rec) in err and State(t).entries == before,
+        ok(rc != 0 and "%s/%s: not a vdsql commit record" % (url, rec) in err and State(t, NAME).entries == before,
            "%s: a damaged commit record (%r...) is refused by name, nothing written" % (K, bad_rec[:12]), err)
     t.put_raw(name, rec, good_rec)
     out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
-    ok(rc == 0 and 40 in State(t).entries, "%s: with the record restored, writes go on" % K, err)
+    ok(rc == 0 and 40 in State(t, NAME).entries, "%s: with the record restored, writes go on" % K, err)
 
 
 def main():

@@ -270,7 +270,7 @@ typedef struct repair_job {
   int64_t changed;
 } repair_job;
 
-static vd_code repair_locked(void *arg, vd_err *err) {
+static vd_code repair_locked(void *arg, vds_fence_fn fence, void *fence_arg, vd_err *err) {
   repair_job *j = arg;
   vds_audit *a = NULL;
   vds_dataset *ds = NULL;
@@ -288,6 +288,7 @@ static vd_code repair_locked(void *arg, vd_err *err) {
     vds_close(ds);
     return rc;
   }
+  vds_pages_set_fence(a->pages, fence, fence_arg);
   vds_audit_row r;
   int eof = 0, counts = 0;
   int64_t n = 0;

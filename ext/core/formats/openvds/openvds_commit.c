@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 
 typedef struct owner {
   char host[128], boot[48];
+  char pidns[48];           /* the PID namespace the pid is a number of ("pid:[inode]") */
   long pid;
   unsigned long long start; /* the process's start time in clock ticks since boot (/proc) */
 } owner;
@@ -54,8 +56,24 @@ static void me(owner *o) {
   memset(o, 0, sizeof *o);
   if (gethostname(o->host, sizeof o->host - 1) != 0) snprintf(o->host, sizeof o->host, "?");
   read_line("/proc/sys/kernel/random/boot_id", o->boot, sizeof o->boot);
+  ssize_t k = readlink("/proc/self/ns/pid", o->pidns, sizeof o->pidns - 1);
+  o->pidns[k > 0 ? k : 0] = 0;
   o->pid = (long)getpid();
   o->start = proc_start(o->pid);
+}
+
+static int same_owner(const owner *a, const owner *b) {
+  return strcmp(a->host, b->host) == 0 && strcmp(a->boot, b->boot) == 0 && strcmp(a->pidns, b->pidns) == 0 &&
+         a->pid == b->pid && a->start == b->start;
+}
+
+/* Test hook, like the LINDI writer's crash points: VDSQL_PAUSEPOINT=<step> stops this
+ * process (SIGSTOP) when its commit reaches that step after the commit point (copy,
+ * pages, status, delete, release), so a test can resume it after another writer took its
+ * commit over: what a GC pause, a frozen VM or SIGSTOP does at a random moment. */
+static void pausepoint(const char *step) {
+  const char *s = getenv("VDSQL_PAUSEPOINT");
+  if (s && strcmp(s, step) == 0) raise(SIGSTOP);
 }
 
 /* Transactions of this process whose commit is running now: a record of our own
@@ -116,14 +134,32 @@ static void record_free(record *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Whether the writer holding r may still be at work. Its pid says so only when it is a
+ * pid of this PID namespace on this boot of this host: containers with the host's network
+ * share its name and boot id but number their processes apart, and a pid read in the
+ * wrong namespace names another process or none (a live writer taken for dead). Anyone
+ * else (another machine, another namespace, a record that does not name its namespace)
+ * is alive while its lease runs. */
 static int live(const record *r) {
   owner m;
   me(&m);
-  if (strcmp(r->who.host, m.host) == 0 && strcmp(r->who.boot, m.boot) == 0) {
+  if (m.pidns[0] && strcmp(r->who.host, m.host) == 0 && strcmp(r->who.boot, m.boot) == 0 &&
+      strcmp(r->who.pidns, m.pidns) == 0) {
     if (r->who.pid == m.pid && r->who.start == m.start) return is_running(r->tx);
     return r->who.start && proc_start(r->who.pid) == r->who.start;
   }
-  return now_ms() < r->expires; /* another machine: only its lease says */
+  return now_ms() < r->expires;
+}
+
+/* Where a record stands for the transaction tx: held by this process for it, held for
+ * it by another writer (which took the commit over and finishes it), or anything else
+ * (free, absent, another transaction's commit). */
+enum { REC_MINE, REC_TAKEN, REC_OTHER };
+static int whose(const record *r, const char *tx) {
+  if (!r->present || !r->commit || strcmp(r->tx, tx) != 0) return REC_OTHER;
+  owner m;
+  me(&m);
+  return same_owner(&r->who, &m) ? REC_MINE : REC_TAKEN;
 }
 
 static void hex8(const unsigned char *b, char *out) {
@@ -155,6 +191,7 @@ static char *record_text(const record *r, double lease) {
     me(&m);
     cJSON_AddStringToObject(w, "host", m.host);
     cJSON_AddStringToObject(w, "boot", m.boot);
+    cJSON_AddStringToObject(w, "pidns", m.pidns);
     cJSON_AddItemToObject(w, "pid", num(m.pid));
     cJSON_AddItemToObject(w, "start", num((int64_t)m.start));
     cJSON_AddItemToObject(o, "owner", w);
@@ -232,6 +269,7 @@ static vd_code parse_record(const char *text, size_t len, const char *where, rec
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "owner");
     snprintf(r->who.host, sizeof r->who.host, "%s", get_str(w, "host"));
     snprintf(r->who.boot, sizeof r->who.boot, "%s", get_str(w, "boot"));
+    snprintf(r->who.pidns, sizeof r->who.pidns, "%s", get_str(w, "pidns"));
     r->who.pid = (long)get_int(w, "pid");
     r->who.start = (unsigned long long)get_int(w, "start");
     r->expires = get_int(o, "expires");
@@ -335,11 +373,112 @@ static vd_code write_record(vd_ctx *ctx, const char *rurl, record *r, vd_err *er
   return rc;
 }
 
-/* Sets the record free again (If-Match the commit we wrote): the next generation. */
-static vd_code release(vd_ctx *ctx, const char *rurl, record *r, vd_err *err) {
+static void nap(int tries) {
+  int ms = 5 << (tries < 7 ? tries : 7); /* 5 ms .. 640 ms */
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+static double elapsed(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* ---- holding the record ---- */
+
+/* A writer at work under the record: the record as it last wrote it, when it renewed
+ * the lease, and whether it has found the record taken over. */
+typedef struct held {
+  vd_ctx *ctx;
+  const char *rurl;
+  record *r;
+  int64_t last;
+  int lost; /* another writer holds the record now: this one publishes nothing more */
+} held;
+
+static vd_code lost_lease(const char *rurl, vd_err *err) {
+  char where[600];
+  vd_url_redact(rurl, where, sizeof where);
+  return vd_fail(err, VD_BUSY, "%s: this commit ran past its lease (commit_lease) and another writer is finishing it",
+                 where);
+}
+
+/* Whether this writer still holds the record, read now: VD_OK, with the etag the record
+ * has now (a write of ours whose answer was lost changed it); else h->lost and VD_BUSY.
+ * A record taken over is never this writer's again, so whatever was read before a VD_OK
+ * here was read while this writer held the record, and nobody else wrote it since but
+ * a program that ignores the record. */
+static vd_code hold(held *h, vd_err *err) {
+  record now;
+  vd_code rc = read_record(h->ctx, h->rurl, &now, err);
+  if (!rc && whose(&now, h->r->tx) == REC_MINE) {
+    snprintf(h->r->etag, sizeof h->r->etag, "%s", now.etag);
+  } else if (!rc) {
+    h->lost = 1;
+    rc = lost_lease(h->rurl, err);
+  }
+  record_free(&now);
+  return rc;
+}
+
+static vd_code fence(void *arg, vd_err *err) { return hold(arg, err); }
+
+/* Renews the lease (If-Match) once a third of it has passed. A renewal refused or left
+ * unanswered may have landed (its answer lost): the record read again tells whether
+ * this writer still holds it (and the next call renews again). */
+static vd_code renew(held *h, vd_err *err) {
+  if (now_ms() - h->last < (int64_t)(h->ctx->cfg.commit_lease * 1000 / 3)) return VD_OK;
+  vd_code rc = write_record(h->ctx, h->rurl, h->r, err);
+  if (rc == VD_PRECONDITION || rc == VD_IO) return hold(h, err);
+  if (!rc) h->last = now_ms();
+  return rc;
+}
+
+/* Sets the record free again (If-Match the commit we wrote): the next generation. A
+ * release refused or left unanswered may have landed: the record read again tells. Still
+ * this writer's: once more. Moved on (free, or another transaction's): this transaction
+ * is done, by this writer or by one that took it over. Taken over: that writer frees it. */
+static vd_code release(held *h, vd_err *err) {
+  record *r = h->r;
   r->commit = 0;
   r->gen++;
-  return write_record(ctx, rurl, r, err);
+  vd_code rc = write_record(h->ctx, h->rurl, r, err);
+  for (int tries = 0; (rc == VD_PRECONDITION || rc == VD_IO) && tries < 3; tries++) {
+    record now;
+    vd_err e2;
+    if (read_record(h->ctx, h->rurl, &now, &e2)) break; /* the first error stands */
+    int w = whose(&now, r->tx);
+    if (w == REC_MINE) {
+      snprintf(r->etag, sizeof r->etag, "%s", now.etag);
+      rc = write_record(h->ctx, h->rurl, r, err);
+    } else if (w == REC_OTHER) {
+      rc = VD_OK;
+    } else {
+      h->lost = 1;
+      rc = lost_lease(h->rurl, err);
+    }
+    record_free(&now);
+  }
+  return rc;
+}
+
+/* This writer's transaction passed its commit point, and another writer holds the
+ * record for it (it took the commit over when this one's lease ran out) and finishes it.
+ * Done once the record has moved on from the transaction; waits at most lock_timeout. */
+static vd_code wait_done(vd_ctx *ctx, const char *rurl, const char *tx, vd_err *err) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int tries = 0;; tries++) {
+    record now;
+    vd_code rc = read_record(ctx, rurl, &now, err);
+    int w = rc ? REC_OTHER : whose(&now, tx);
+    record_free(&now);
+    if (rc) return rc;
+    if (w == REC_OTHER) return VD_OK;
+    if (elapsed(&t0) >= ctx->cfg.lock_timeout) return lost_lease(rurl, err);
+    nap(tries);
+  }
 }
 
 /* ---- carrying a plan out ---- */
@@ -351,7 +490,6 @@ typedef struct fresh {
   const vds_layer *l;
   vds_pages *pages;
 } fresh;
-
 static void fresh_close(fresh *f) {
   vds_pages_close(f->pages);
   vds_layers_free(f->ds.layers, f->ds.nlayers);
@@ -403,47 +541,33 @@ static int is_data(const unsigned char *raw) {
   return e.status == VDS_S_DATA;
 }
 
-/* Renews the record's lease (If-Match): VD_PRECONDITION when another writer took the
- * commit over (our lease ran out), and we must stop. */
-static vd_code renew(vd_ctx *ctx, const char *rurl, record *r, int64_t *last, vd_err *err) {
-  if (now_ms() - *last < (int64_t)(ctx->cfg.commit_lease * 1000 / 3)) return VD_OK;
-  vd_code rc = write_record(ctx, rurl, r, err);
-  if (rc == VD_PRECONDITION) {
-    char where[600];
-    vd_url_redact(rurl, where, sizeof where);
-    rc = vd_fail(err, VD_BUSY, "%s: this commit ran past its lease (commit_lease) and another writer is finishing it",
-                 where);
-  }
-  *last = now_ms();
-  return rc;
-}
+/* Whether chunk x has a staged object: its data, or the empty object of a constant that
+ * replaces data (a record parsed from the store says only "zero"). */
+static int has_stage(const vds_plan_chunk *x) { return x->bytes || x->zero || x->zero_staged; }
 
-/* Puts every chunk of the plan in place: a data chunk's staged object copied to its key,
- * a constant chunk that replaces a data chunk gets the empty object OpenVDS writes for
- * constants (so the stale object can never be taken for the chunk again). With
- * recover, a staged object already gone is fine when the chunk's object carries the
- * planned hash (the copy was done), and otherwise the chunk is left out (*lost[i] = 1):
- * its entry is not changed, so entry and object still agree. */
-static vd_code put_in_place(vd_ctx *ctx, const char *url, const char *layer, const char *rurl, record *r,
-                            int recover, int *lost, vd_err *err) {
-  int64_t last = now_ms();
+/* Puts every chunk of the plan in place: its staged object (data, or the empty object a
+ * constant replacing data gets) copied to its key. Only staged objects are put, so every
+ * copy is fenced: whoever finishes a transaction deletes its staging before it frees the
+ * record, and a writer that lost its lease then finds its sources gone. With recover, a
+ * staged object already gone is fine when the chunk's object carries the planned hash
+ * (the copy was done), and otherwise the chunk is left out (*lost[i] = 1): its entry is
+ * not changed, so entry and object still agree. */
+static vd_code put_in_place(held *h, const char *url, const char *layer, int recover, int *lost, vd_err *err) {
+  vd_ctx *ctx = h->ctx;
+  record *r = h->r;
   vd_code rc = VD_OK;
   for (int at = 0; at < r->n && !rc; at += BATCH) {
     int m = r->n - at < BATCH ? r->n - at : BATCH, k = 0;
     vd_putreq *rq = calloc(m, sizeof *rq), **pp = calloc(m, sizeof *pp);
     vd_code *rcs = calloc(m, sizeof *rcs);
     vd_err *errs = calloc(m, sizeof *errs);
-    vd_kv *kv = calloc(m, sizeof *kv);
-    char (*meta)[40] = calloc(m, sizeof *meta);
     int *idx = calloc(m, sizeof *idx);
-    if (!rq || !pp || !rcs || !errs || !kv || !meta || !idx) rc = vd_nomem(err);
+    if (!rq || !pp || !rcs || !errs || !idx) rc = vd_nomem(err);
     for (int i = 0; i < m && !rc; i++) {
       const vds_plan_chunk *x = &r->chunks[at + i];
-      if (x->skipped) continue;
-      int zero = x->zero;
-      if (!x->bytes && !zero) continue;
-      char *dst = chunk_url(url, layer, x->chunk), *src = x->bytes ? vds_stage_url(url, layer, r->tx, x->chunk) : NULL;
-      if (!dst || (x->bytes && !src)) {
+      if (x->skipped || !has_stage(x)) continue;
+      char *dst = chunk_url(url, layer, x->chunk), *src = vds_stage_url(url, layer, r->tx, x->chunk);
+      if (!dst || !src) {
         free(dst);
         free(src);
         rc = vd_nomem(err);
@@ -451,66 +575,72 @@ static vd_code put_in_place(vd_ctx *ctx, const char *url, const char *layer, con
       }
       rq[k].url = dst;
       rq[k].copy_from = src;
-      if (zero) {
-        if ((rc = vds_meta_encode(x->raw, 8, meta[k], sizeof meta[k], err))) {
-          free(dst);
-          free(src);
-          break;
-        }
-        kv[k].key = "vdschunkmetadata";
-        kv[k].value = meta[k];
-        rq[k].body = "";
-        rq[k].meta = &kv[k];
-        rq[k].nmeta = 1;
-      }
       pp[k] = &rq[k];
       idx[k++] = at + i;
     }
     if (!rc && k) vd_put_many(ctx, pp, k, rcs, errs);
     for (int j = 0; j < k && !rc; j++) {
       if (!rcs[j]) continue;
-      if (recover && rcs[j] == VD_NOTFOUND && rq[j].copy_from) { /* done before, or lost */
+      if (recover && rcs[j] == VD_NOTFOUND) { /* done before, or lost */
         vd_objinfo info = {0};
         vd_err e2;
-        uint64_t h = 0, want;
-        const vds_plan_chunk *x = &r->chunks[idx[j]];
+        uint64_t hh = 0;
         vds_entry e;
-        vds_entry_decode(x->raw, 8, &e);
-        want = e.hash;
+        vds_entry_decode(r->chunks[idx[j]].raw, 8, &e);
         const char *m2 = vd_head(ctx, rq[j].url, &info, &e2) ? NULL : vd_objinfo_meta(&info, "vdschunkmetadata");
-        if (!(m2 && vds_meta_decode(m2, strlen(m2), 8, &h, NULL) == 0 && h == want)) lost[idx[j]] = 1;
+        if (!(m2 && vds_meta_decode(m2, strlen(m2), 8, &hh, NULL) == 0 && hh == e.hash)) lost[idx[j]] = 1;
         vd_objinfo_free(&info);
         continue;
       }
       rc = vd_fail(err, rcs[j], "%s", errs[j].msg);
+      /* a staged object gone under this writer's own commit: taken over and finished? */
+      if (rcs[j] == VD_NOTFOUND && !recover) {
+        vd_err e2;
+        if (hold(h, &e2) && h->lost) {
+          *err = e2;
+          rc = VD_BUSY;
+        }
+      }
     }
     for (int j = 0; j < k; j++) {
       free((char *)rq[j].url);
       free((char *)rq[j].copy_from);
     }
-    free(rq), free(pp), free(rcs), free(errs), free(kv), free(meta), free(idx);
-    if (!rc) rc = renew(ctx, rurl, r, &last, err);
+    free(rq), free(pp), free(rcs), free(errs), free(idx);
+    if (!rc) rc = renew(h, err);
   }
   return rc;
 }
 
-void vds_stage_delete(vd_ctx *ctx, const char *url, const char *layer, const char *tx, const vds_plan_chunk *plan,
-                      int n) {
+/* Deletes the staged objects of a plan (and, on files, the transaction's folder): the
+ * first failure other than an object already gone, or VD_OK. */
+static vd_code stage_delete(vd_ctx *ctx, const char *url, const char *layer, const char *tx,
+                            const vds_plan_chunk *plan, int n, vd_err *err) {
+  vd_code rc = VD_OK;
   for (int at = 0; at < n; at += BATCH) {
     int m = n - at < BATCH ? n - at : BATCH, k = 0;
     vd_putreq *rq = calloc(m, sizeof *rq), **pp = calloc(m, sizeof *pp);
     vd_code *rcs = calloc(m, sizeof *rcs);
     vd_err *errs = calloc(m, sizeof *errs);
-    if (rq && pp && rcs && errs)
+    if (!rq || !pp || !rcs || !errs) {
+      if (!rc) rc = vd_nomem(err);
+    } else {
       for (int i = 0; i < m; i++) {
-        if (!plan[at + i].bytes) continue;
-        if (!(rq[k].url = vds_stage_url(url, layer, tx, plan[at + i].chunk))) break;
+        if (!has_stage(&plan[at + i])) continue;
+        if (!(rq[k].url = vds_stage_url(url, layer, tx, plan[at + i].chunk))) {
+          if (!rc) rc = vd_nomem(err);
+          break;
+        }
         rq[k].del = 1;
         pp[k] = &rq[k];
         k++;
       }
+    }
     if (k) vd_put_many(ctx, pp, k, rcs, errs);
-    for (int j = 0; j < k; j++) free((char *)rq[j].url);
+    for (int j = 0; j < k; j++) {
+      if (rcs[j] && rcs[j] != VD_NOTFOUND && !rc) rc = vd_fail(err, rcs[j], "%s", errs[j].msg);
+      free((char *)rq[j].url);
+    }
     free(rq), free(pp), free(rcs), free(errs);
   }
   char name[400];
@@ -518,25 +648,44 @@ void vds_stage_delete(vd_ctx *ctx, const char *url, const char *layer, const cha
   char *dir = vd_url_join(url, name);
   if (dir) vd_store_remove_dir(dir); /* local files: the transaction's empty folder */
   free(dir);
+  return rc;
 }
 
-/* Everything after the commit point, in order, each step repeatable: objects in place,
- * pages, LayerStatus (only when it is still the one the plan was made against: else the
- * counts are in it already), staging gone, the record free. */
-static vd_code carry_out(vd_ctx *ctx, const char *url, const char *layer, const char *rurl, record *r, fresh *planned,
-                         vd_err *err) {
+void vds_stage_delete(vd_ctx *ctx, const char *url, const char *layer, const char *tx, const vds_plan_chunk *plan,
+                      int n) {
+  vd_err e;
+  stage_delete(ctx, url, layer, tx, plan, n, &e);
+}
+
+/* Everything after the commit point, in order, each step repeatable and fenced (a writer
+ * that finds the record taken over stops, h->lost): objects in place, pages, LayerStatus
+ * (only when it is still the one the plan was made against: else the counts are in it
+ * already), staging gone (all of it: the copies' fence), the record free. */
+static vd_code carry_out(held *h, const char *url, const char *layer, fresh *planned, vd_err *err) {
   /* planned: the writer's own plan, its entries set in pages read under the record
    * (nobody else writes them now); else a dead writer's, set on the pages as they are */
+  vd_ctx *ctx = h->ctx;
+  record *r = h->r;
   int recover = planned == NULL;
   int *lost = calloc(r->n + 1, sizeof *lost);
   fresh own = {0}, *fp = planned ? planned : &own;
   vd_code rc = lost ? VD_OK : vd_nomem(err);
-  if (!rc) rc = put_in_place(ctx, url, layer, rurl, r, recover, lost, err);
+  pausepoint("copy");
+  if (!rc) rc = put_in_place(h, url, layer, recover, lost, err);
   if (!rc && recover) rc = fresh_open(ctx, url, layer, &own, err);
   for (int i = 0; i < r->n && !rc && recover; i++)
     if (!r->chunks[i].skipped && !lost[i]) rc = vds_pages_set(own.pages, r->chunks[i].chunk, r->chunks[i].raw,
                                                               r->chunks[i].bytes, err);
+  if (!rc) {
+    vds_pages_set_fence(fp->pages, fence, h);
+    pausepoint("pages");
+    rc = renew(h, err);
+  }
   if (!rc) rc = vds_pages_write_pages(fp->pages, err);
+  if (!rc) {
+    pausepoint("status");
+    rc = renew(h, err);
+  }
   if (!rc && strcmp(vds_pages_status_etag(fp->pages), r->status_etag) == 0) {
     int64_t *pages = malloc((r->ndir + 1) * sizeof *pages), *names = malloc((r->ndir + 1) * sizeof *names);
     if (!pages || !names) rc = vd_nomem(err);
@@ -546,26 +695,21 @@ static vd_code carry_out(vd_ctx *ctx, const char *url, const char *layer, const 
     free(pages);
     free(names);
   }
+  if (fp->pages) vds_pages_set_fence(fp->pages, NULL, NULL);
   fresh_close(&own);
   free(lost);
-  if (!rc) vds_stage_delete(ctx, url, layer, r->tx, r->chunks, r->n);
-  if (!rc) rc = release(ctx, rurl, r, err);
+  if (!rc) {
+    pausepoint("delete");
+    rc = stage_delete(ctx, url, layer, r->tx, r->chunks, r->n, err);
+  }
+  if (!rc) {
+    pausepoint("release");
+    rc = release(h, err);
+  }
   return rc;
 }
 
 /* ---- taking the record ---- */
-
-static void nap(int tries) {
-  int ms = 5 << (tries < 7 ? tries : 7); /* 5 ms .. 640 ms */
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-  nanosleep(&ts, NULL);
-}
-
-static double elapsed(const struct timespec *t0) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 /* Reads the record until it is free (or absent), finishing a dead writer's commit on
  * the way; waits for a live one at most lock_timeout. r: the free record, etag kept. */
@@ -577,11 +721,12 @@ static vd_code wait_free(vd_ctx *ctx, const char *url, const char *layer, const 
     vd_code rc = read_record(ctx, rurl, r, err);
     if (rc || !r->present || !r->commit) return rc;
     if (!live(r)) { /* take it over (If-Match: one taker wins), then finish it */
+      held h = {ctx, rurl, r, now_ms(), 0};
       rc = write_record(ctx, rurl, r, err);
-      if (!rc) rc = r->repair ? release(ctx, rurl, r, err) : carry_out(ctx, url, layer, rurl, r, NULL, err);
+      if (!rc) rc = r->repair ? release(&h, err) : carry_out(&h, url, layer, NULL, err);
       record_free(r);
-      if (rc && rc != VD_PRECONDITION) return rc;
-      continue;
+      if (rc && rc != VD_PRECONDITION && !h.lost) return rc;
+      continue; /* taken by another (or this one's answer lost): read again */
     }
     if (!wait) return VD_OK;
     if (elapsed(&t0) >= ctx->cfg.lock_timeout) {
@@ -606,16 +751,106 @@ vd_code vds_commit_recover(vd_ctx *ctx, const char *url, const char *layer, vd_e
   return rc;
 }
 
+/* Where a write of the record that takes it (the commit point, or vds_repair's hold)
+ * stands when it was refused (412) or left unanswered: it may have landed with its
+ * answer lost, the retry then refused. The record read again tells, with its
+ * generation (gen: that of the free record the write replaced); where it cannot, the
+ * staging does: whoever finishes a transaction deletes its staging before freeing the
+ * record, so a staged object still there means it never committed. */
+enum { POINT_NOT, POINT_MINE, POINT_TAKEN, POINT_DONE, POINT_UNKNOWN };
+
+static int staged_probe(vd_ctx *ctx, const char *url, const char *layer, const char *tx, const vds_plan_chunk *plan,
+                        int n) {
+  for (int i = 0; i < n; i++) {
+    if (!has_stage(&plan[i])) continue;
+    char *su = vds_stage_url(url, layer, tx, plan[i].chunk);
+    vd_objinfo info = {0};
+    vd_err e;
+    vd_code rc = su ? vd_head(ctx, su, &info, &e) : VD_NOMEM;
+    free(su);
+    vd_objinfo_free(&info);
+    return rc == VD_OK ? POINT_NOT : rc == VD_NOTFOUND ? POINT_DONE : POINT_UNKNOWN;
+  }
+  return POINT_UNKNOWN;
+}
+
+static int settle_point(vd_ctx *ctx, const char *url, const char *layer, const char *rurl, record *r, int64_t gen,
+                        const vds_plan_chunk *plan, int n) {
+  record now;
+  vd_err e;
+  if (read_record(ctx, rurl, &now, &e)) return POINT_UNKNOWN;
+  int w = whose(&now, r->tx), at;
+  if (w == REC_MINE) {
+    snprintf(r->etag, sizeof r->etag, "%s", now.etag);
+    r->present = 1;
+    at = POINT_MINE;
+  } else if (w == REC_TAKEN) {
+    at = POINT_TAKEN;
+  } else if (!now.present) {
+    at = POINT_UNKNOWN;
+  } else if (now.gen == gen) { /* the generation it would have taken is another's */
+    at = POINT_NOT;
+  } else if (now.gen == gen + 1 && !now.commit) { /* freed once since: by whom */
+    at = strcmp(now.tx, r->tx) == 0 ? POINT_DONE : POINT_NOT;
+  } else {
+    at = staged_probe(ctx, url, layer, r->tx, plan, n);
+  }
+  record_free(&now);
+  return at;
+}
+
 static int by_chunk(const void *a, const void *b) {
   const vds_plan_chunk *x = a, *y = b;
   return (x->chunk > y->chunk) - (x->chunk < y->chunk);
 }
 
+/* Constants replacing data chunks: the empty object with the constant's hash that
+ * OpenVDS writes for a constant is staged like any chunk's object and copied into place
+ * after the commit point, never put over the chunk's key directly: a direct put is not
+ * fenced, and a writer paused past its lease would land it over a later commit's data. */
+static vd_code stage_zeros(vd_ctx *ctx, const char *url, const char *layer, const char *tx, vds_plan_chunk *plan,
+                           int n, vd_err *err) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += plan[i].zero && !plan[i].zero_staged;
+  if (!k) return VD_OK;
+  vd_putreq *rq = calloc(k, sizeof *rq), **pp = calloc(k, sizeof *pp);
+  vd_code *rcs = calloc(k, sizeof *rcs);
+  vd_err *errs = calloc(k, sizeof *errs);
+  vd_kv *kv = calloc(k, sizeof *kv);
+  char (*meta)[40] = calloc(k, sizeof *meta);
+  int *idx = calloc(k, sizeof *idx), m = 0;
+  vd_code rc = rq && pp && rcs && errs && kv && meta && idx ? VD_OK : vd_nomem(err);
+  for (int i = 0; i < n && !rc; i++) {
+    if (!plan[i].zero || plan[i].zero_staged) continue;
+    if ((rc = vds_meta_encode(plan[i].raw, 8, meta[m], sizeof meta[m], err))) break;
+    if (!(rq[m].url = vds_stage_url(url, layer, tx, plan[i].chunk))) {
+      rc = vd_nomem(err);
+      break;
+    }
+    kv[m] = (vd_kv){.key = "vdschunkmetadata", .value = meta[m]};
+    rq[m].body = "";
+    rq[m].meta = &kv[m];
+    rq[m].nmeta = 1;
+    pp[m] = &rq[m];
+    idx[m++] = i;
+  }
+  if (!rc && m) rc = vd_store_make_dirs(rq[0].url, err);
+  if (!rc && m) vd_put_many(ctx, pp, m, rcs, errs);
+  for (int j = 0; j < m; j++) {
+    if (!rc && rcs[j]) rc = vd_fail(err, rcs[j], "%s", errs[j].msg);
+    else if (!rcs[j]) plan[idx[j]].zero_staged = 1;
+    free((char *)rq[j].url);
+  }
+  free(rq), free(pp), free(rcs), free(errs), free(kv), free(meta), free(idx);
+  return rc;
+}
+
 /* The plan against the layer as it is: entries set in f's page layer, conflicts of plain
  * INSERTs refused, OR IGNORE chunks written meanwhile skipped, the sizes of replaced
- * data objects learned (HEADs), the counts and new page names into r. */
-static vd_code make_plan(vd_ctx *ctx, const char *url, const char *layer, fresh *f, vds_plan_chunk *plan, int n,
-                         record *r, vd_err *err) {
+ * data objects learned (HEADs), constants over data staged, the counts and new page
+ * names into r. */
+static vd_code make_plan(vd_ctx *ctx, const char *url, const char *layer, const char *tx, fresh *f,
+                         vds_plan_chunk *plan, int n, record *r, vd_err *err) {
   vd_code rc = VD_OK;
   int64_t conflicts = 0, first[8];
   for (int i = 0; i < n && !rc; i++) {
@@ -676,6 +911,7 @@ static vd_code make_plan(vd_ctx *ctx, const char *url, const char *layer, fresh 
     }
     free(g);
   }
+  if (!rc) rc = stage_zeros(ctx, url, layer, tx, plan, n, err);
   if (rc) return rc;
   vds_pages_counts(f->pages, &r->counts);
   snprintf(r->status_etag, sizeof r->status_etag, "%s", vds_pages_status_etag(f->pages));
@@ -703,9 +939,11 @@ vd_code vds_commit(vd_ctx *ctx, const char *url, const char *layer, const char *
   record r = {0};
   for (int tries = 0; !rc; tries++) {
     fresh f = {0};
+    int done = 0;
     rc = wait_free(ctx, url, layer, rurl, &r, 1, err);
+    int64_t gen = r.gen;
     if (!rc) rc = fresh_open(ctx, url, layer, &f, err);
-    if (!rc) rc = make_plan(ctx, url, layer, &f, plan, n, &r, err);
+    if (!rc) rc = make_plan(ctx, url, layer, tx, &f, plan, n, &r, err);
     if (!rc) {
       snprintf(r.tx, sizeof r.tx, "%s", tx);
       r.commit = 1;
@@ -713,20 +951,29 @@ vd_code vds_commit(vd_ctx *ctx, const char *url, const char *layer, const char *
       r.n = n;
       rc = write_record(ctx, rurl, &r, err); /* the commit point */
       r.chunks = NULL;
+      if (rc == VD_PRECONDITION || rc == VD_IO) switch (settle_point(ctx, url, layer, rurl, &r, gen, plan, n)) {
+          case POINT_NOT: rc = VD_PRECONDITION; break;
+          case POINT_MINE: rc = VD_OK; break;
+          case POINT_DONE: *recorded = done = 1, rc = VD_OK; break;
+          case POINT_TAKEN: *recorded = done = 1, rc = wait_done(ctx, rurl, tx, err); break;
+          default: *recorded = 2; /* the first error stands; the staging stays, in case */
+        }
     }
-    if (rc == VD_PRECONDITION && tries < 64) { /* another writer committed meanwhile: read it all again */
+    if (rc == VD_PRECONDITION && tries < 64 && !*recorded) { /* another writer committed meanwhile: read it all again */
       fresh_close(&f);
       record_free(&r);
       rc = VD_OK;
       nap(tries < 4 ? tries : 4);
       continue;
     }
-    if (!rc) {
+    if (!rc && !done) {
+      held h = {ctx, rurl, &r, now_ms(), 0};
       *recorded = 1;
       r.chunks = plan;
       r.n = n;
-      rc = carry_out(ctx, url, layer, rurl, &r, &f, err);
+      rc = carry_out(&h, url, layer, &f, err);
       r.chunks = NULL;
+      if (rc && h.lost) rc = wait_done(ctx, rurl, tx, err); /* the writer that took it over finishes it */
     }
     fresh_close(&f);
     break;
@@ -737,8 +984,8 @@ vd_code vds_commit(vd_ctx *ctx, const char *url, const char *layer, const char *
   return rc;
 }
 
-vd_code vds_commit_exclusive(vd_ctx *ctx, const char *url, const char *layer,
-                             vd_code (*fn)(void *arg, vd_err *err), void *arg, vd_err *err) {
+vd_code vds_commit_exclusive(vd_ctx *ctx, const char *url, const char *layer, vd_code (*fn)(void *arg, vds_fence_fn fence,
+                             void *fence_arg, vd_err *err), void *arg, vd_err *err) {
   char *rurl = record_url(url, layer);
   if (!rurl) return vd_nomem(err);
   char tx[17];
@@ -752,17 +999,24 @@ vd_code vds_commit_exclusive(vd_ctx *ctx, const char *url, const char *layer,
   record r = {0};
   for (int tries = 0;; tries++) {
     if ((rc = wait_free(ctx, url, layer, rurl, &r, 1, err))) break;
+    int64_t gen = r.gen;
     snprintf(r.tx, sizeof r.tx, "%s", tx);
     r.commit = r.repair = 1;
     rc = write_record(ctx, rurl, &r, err);
+    if (rc == VD_PRECONDITION || rc == VD_IO) {
+      int at = settle_point(ctx, url, layer, rurl, &r, gen, NULL, 0);
+      if (at == POINT_MINE) rc = VD_OK;
+      else if (at != POINT_UNKNOWN) rc = VD_PRECONDITION;
+    }
     if (rc == VD_PRECONDITION && tries < 64) {
       record_free(&r);
       continue;
     }
     if (rc) break;
-    rc = fn(arg, err);
+    held h = {ctx, rurl, &r, now_ms(), 0};
+    rc = fn(arg, fence, &h, err);
     vd_err e2;
-    vd_code rr = release(ctx, rurl, &r, rc ? &e2 : err);
+    vd_code rr = h.lost ? VD_OK : release(&h, rc ? &e2 : err);
     if (!rc) rc = rr;
     break;
   }

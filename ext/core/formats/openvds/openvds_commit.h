@@ -25,6 +25,7 @@
 #define VD_OPENVDS_COMMIT_H
 
 #include "openvds.h"
+#include "openvds_pages.h"
 
 enum { VDS_ON_ABORT = 0, VDS_ON_REPLACE = 1, VDS_ON_IGNORE = 2 }; /* a plain INSERT, OR REPLACE, OR IGNORE */
 
@@ -38,6 +39,8 @@ typedef struct vds_plan_chunk {
   int zero;             /* out: a constant replacing a data chunk: its key gets an empty object
                            with the constant's hash, as OpenVDS writes constants, so the stale
                            object can never be taken for the chunk again */
+  int zero_staged;      /* out: that empty object is staged (it goes in place as a copy, fenced
+                           like every other; ROLLBACK deletes it) */
 } vds_plan_chunk;
 
 /* The staging URL of chunk in transaction tx (malloc'd). */
@@ -46,10 +49,13 @@ char *vds_stage_url(const char *url, const char *layer, const char *tx, int64_t 
 vd_code vds_new_tx(char tx[17], vd_err *err);
 
 /* Commits the chunks of tx (one entry per chunk, staged objects already uploaded) to
- * layer: returns once every step is done. VD_CONSTRAINT (nothing written) when a plain
- * INSERT's chunk was written by another writer since, naming the chunks. Once the commit
- * point is passed *recorded is set: a later failure leaves the record for the next
- * writer or vds_repair to finish, and the staging must then stay. */
+ * layer: returns once every step is done, by this writer or by one that took its commit
+ * over when its lease ran out (waited for, at most lock_timeout). VD_CONSTRAINT (nothing
+ * written) when a plain INSERT's chunk was written by another writer since, naming the
+ * chunks. Once the commit point is passed *recorded is 1: a later failure leaves the
+ * record for the next writer or vds_repair to finish, and the staging must then stay;
+ * 2 when a failure leaves it unknown whether the commit point was passed (the record
+ * could not be read back after its write went unanswered): the staging stays too. */
 vd_code vds_commit(vd_ctx *ctx, const char *url, const char *layer, const char *tx, vds_plan_chunk *plan, int n,
                    int *recorded, vd_err *err);
 
@@ -64,9 +70,11 @@ void vds_stage_delete(vd_ctx *ctx, const char *url, const char *layer, const cha
 
 /* Runs fn under the layer's commit record (taken as for a commit, a dead writer's
  * commit finished first), so that nothing else writes the layer's pages meanwhile:
- * vds_repair. */
+ * vds_repair. fn gets the fence to set on its page layer (vds_pages_set_fence): the
+ * record is a lease that another machine takes over when it runs out. */
 vd_code vds_commit_exclusive(vd_ctx *ctx, const char *url, const char *layer,
-                             vd_code (*fn)(void *arg, vd_err *err), void *arg, vd_err *err);
+                             vd_code (*fn)(void *arg, vds_fence_fn fence, void *fence_arg, vd_err *err), void *arg,
+                             vd_err *err);
 
 /* The staging left by transactions that never committed (none in the record), older
  * than age seconds: deleted; *n gets how many objects. vds_repair's clean-up. */

@@ -88,6 +88,15 @@ const char *vds_pages_status_etag(const vds_pages *pl);
  * writer's entries and counts only, at most 8 times. Stops at the first failure,
  * keeping what was not written dirty. */
 vd_code vds_pages_write_back(vds_pages *pl, vd_err *err);
+/* A writer that publishes under a lock it can lose (the layer's commit record, whose
+ * lease another writer takes over when it runs out) sets a fence: when a page or
+ * LayerStatus put finds the object changed (412), the object is read again, and a put
+ * that had in fact landed (its answer lost on the wire, then its retry refused) is taken
+ * as done when the object already holds exactly what this writer puts; otherwise the
+ * fence is asked before anything is re-applied, and its error stops the write-back.
+ * Without a fence a lost race re-applies at once (a writer that holds nothing). */
+typedef vd_code (*vds_fence_fn)(void *arg, vd_err *err);
+void vds_pages_set_fence(vds_pages *pl, vds_fence_fn fence, void *arg);
 /* Forgets the dirty set (ROLLBACK): nothing is written. */
 void vds_pages_discard(vds_pages *pl);
 

@@ -18,6 +18,7 @@ typedef struct vds_dirty_page {
   int64_t page, name;    /* page index; stored name it is written under */
   unsigned char *bytes;  /* full-size page: the base as read, this writer's entries applied */
   char etag[128];        /* of the base; "" when the base is a page not stored yet */
+  int holds;             /* the base as read already held every entry of this writer */
   vds_dirty_entry *ent;
   int nent, cap;
 } vds_dirty_page;
@@ -52,6 +53,8 @@ struct vds_pages {
   /* pages put by vds_pages_write_pages since the last LayerStatus write: their counts
    * and stored names, for vds_pages_write_status */
   vds_counts done;
+  vds_fence_fn fence;    /* see vds_pages_set_fence */
+  void *fence_arg;
   int64_t *wpages, *wnames;
   int nw, wcap;
 };

@@ -369,9 +369,12 @@ vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
     rc = vds_commit(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst, &recorded, err);
     w->stale = 1;
   }
-  if (rc && recorded) /* the staging is the commit's now: it must stay for whoever finishes it */
+  if (rc && recorded == 1) /* the staging is the commit's now: it must stay for whoever finishes it */
     vd_err_suffix(err, " (the commit is recorded: the next writer of layer %s or vds_repair finishes it)",
                   w->l->name);
+  else if (rc && recorded) /* it may be: the staging stays, vds_repair deletes it later if not */
+    vd_err_suffix(err, " (the commit may be recorded: if it is, the next writer of layer %s or vds_repair "
+                  "finishes it)", w->l->name);
   else if (rc)
     vds_stage_delete(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst);
   reset(w);
