@@ -21,6 +21,9 @@ SQL_FILE = "tests/sqlite/run file"
 # the reliability suite on local files only, with few trials: its four writers and its
 # count checks in under half a minute (run-tests runs it whole)
 REL_FILE = "REL_STORES=file REL_TRIALS=30 REL_ROUNDS=3 tests/openvds/reliability.t"
+# the fencing suite on local files (writers paused past their lease, in other PID
+# namespaces, another machine's record): about 15 s
+FENCE_FILE = "FENCE_STORES=file FENCE_ROUNDS=2 tests/openvds/fencing.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
@@ -55,6 +58,35 @@ MUTANTS = [
          replace="else c->serialized += (nd ? x->object_bytes : 0);",
          why="an overwritten chunk's old object size not taken off LayerStatus serializedSize",
          suites=[REL_FILE, "tests/openvds/write.t"]),
+    # ---- OpenVDS commits: fencing (issue 27)
+    dict(name="vds_page_fence_ignored", file="**/openvds_pages_write.c",
+         find="if (pl->fence && (rc = pl->fence(pl->fence_arg, err))) break;\n  }\n  if (!rc) {\n    count_page",
+         replace="}\n  if (!rc) {\n    count_page",
+         why="a page put refused (412) re-applies its entries without asking whether the writer still holds the "
+             "record: a writer paused past its lease writes stale entries over a later commit's",
+         suites=[FENCE_FILE]),
+    dict(name="vds_status_fence_ignored", file="**/openvds_pages_write.c",
+         find="    if (pl->fence && (rc = pl->fence(pl->fence_arg, err))) break;\n  }\n  free(text);",
+         replace="  }\n  free(text);",
+         why="a LayerStatus put refused (412) adds its counts again without asking whether the writer still holds "
+             "the record: counts added twice",
+         suites=[FENCE_FILE]),
+    dict(name="vds_pid_any_namespace", file="**/openvds_commit.c",
+         find="      strcmp(r->who.pidns, m.pidns) == 0) {",
+         replace="      1) {",
+         why="a commit record's pid read in this PID namespace although it was taken in another: a live writer in "
+             "a container of the same host taken for dead, its commit taken over under it",
+         suites=[FENCE_FILE]),
+    dict(name="vds_foreign_record_dead", file="**/openvds_commit.c",
+         find="  return now_ms() < r->expires;\n}",
+         replace="  return 0;\n}",
+         why="another machine's commit record taken for dead whatever its lease",
+         suites=[FENCE_FILE]),
+    dict(name="vds_foreign_record_immortal", file="**/openvds_commit.c",
+         find="  return now_ms() < r->expires;\n}",
+         replace="  return 1;\n}",
+         why="another machine's commit record taken for live after its lease ran out: the layer is stuck",
+         suites=[FENCE_FILE]),
     dict(name="vds_rle_encode_long_run", file="**/openvds_encode.c",
          find="return vd_buf_append(o, h, r >= 64 ? 2 : 1) || vd_buf_append(o, p, bytes);",
          replace="return vd_buf_append(o, h, 1) || vd_buf_append(o, p, bytes);",

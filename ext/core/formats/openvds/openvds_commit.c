@@ -678,15 +678,15 @@ static vd_code carry_out(held *h, const char *url, const char *layer, fresh *pla
                                                               r->chunks[i].bytes, err);
   if (!rc) {
     vds_pages_set_fence(fp->pages, fence, h);
-    pausepoint("pages");
     rc = renew(h, err);
   }
-  if (!rc) rc = vds_pages_write_pages(fp->pages, err);
   if (!rc) {
-    pausepoint("status");
-    rc = renew(h, err);
+    pausepoint("pages"); /* after the renewal: what stops a stale writer here is the fence */
+    rc = vds_pages_write_pages(fp->pages, err);
   }
+  if (!rc) rc = renew(h, err);
   if (!rc && strcmp(vds_pages_status_etag(fp->pages), r->status_etag) == 0) {
+    pausepoint("status");
     int64_t *pages = malloc((r->ndir + 1) * sizeof *pages), *names = malloc((r->ndir + 1) * sizeof *names);
     if (!pages || !names) rc = vd_nomem(err);
     for (int i = 0; i < r->ndir && !rc; i++) pages[i] = r->dir[2 * i], names[i] = r->dir[2 * i + 1];
