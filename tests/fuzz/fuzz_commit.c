@@ -1,4 +1,4 @@
-/* libFuzzer target: an OpenVDS layer's commit record (openvds_commit.c), which writers
+/* libFuzzer target: an OpenVDS layer's commit record (openvds_record.c), which writers
  * read from the store and trust to finish a dead writer's commit. Whatever the bytes,
  * parsing ends with a record or one error, frees everything, and a free record holds no
  * plan. */
