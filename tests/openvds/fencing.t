@@ -127,8 +127,10 @@ def pauses(t, tmp):
             continue
         time.sleep(1.3)  # past A's lease
         # B: data over A's constant (8), a constant over A's data (0), data over A's data
-        # and A's new chunks (1-7, 1100-1103)
-        b = {c: data(rng) for c in list(range(1, 9)) + [1100, 1101, 1102, 1103]}
+        # and A's new chunks (1-7, 1100-1103), and a new chunk of its own (1104), so that
+        # its counts differ from A's (random chunks all have one RLE size, so the rest of
+        # B's counts would come out as A's, and LayerStatus with them)
+        b = {c: data(rng) for c in list(range(1, 9)) + [1100, 1101, 1102, 1103, 1104]}
         b[0] = CONST
         out, berr, brc = run(t, insert_script(url, sorted(b), "OR REPLACE", files_of(tmp, b)))
         mid = State(t, name)
@@ -169,6 +171,26 @@ def namespaces(t, tmp):
     ok(not bad, "%s: %d rounds of 4 writers of the same 24 chunks, each in its own PID namespace: all report "
        "success, one holds every chunk last, entries agree with objects, counts exact" % (K, ROUNDS), bad[:2])
     check(t, name, committed, "%s, after the namespace rounds" % K)
+    # a live writer in another PID namespace, stopped well within its lease (60 s) after
+    # its commit point: its pid means nothing here, so the other writer must wait for it
+    a = {c: data(rng) for c in (1, 2, 1110)}
+    pa = popen(t, insert_script(url, sorted(a), "OR REPLACE", files_of(tmp, a)), prefix=NS,
+               env={"VDSQL_PAUSEPOINT": "copy"})
+    stopped = wait_stopped(pa)
+    b = {c: data(rng) for c in (2, 3)}
+    out, berr, brc = run(t, "SELECT vdsql_config('lock_timeout', '1');\n" +
+                         insert_script(url, sorted(b), "OR REPLACE", files_of(tmp, b)))
+    s = State(t, name)
+    if stopped:
+        os.kill(stopped, signal.SIGCONT)
+    arc, aerr = finish(pa)
+    committed.update(a)
+    ok(stopped and brc != 0 and "another writer is committing to layer %s" % L in berr
+       and all(s.data.get(c) == committed.get(c) for c in (3,)) and arc == 0,
+       "%s: a live writer of another PID namespace, stopped within its lease, is waited for (the other writer is "
+       "refused after lock_timeout, nothing written), then finishes its own commit" % K,
+       [bool(stopped), brc, berr[-300:], arc, aerr[-300:]])
+    check(t, name, committed, "%s, after the stopped writer of another namespace went on" % K)
 
 
 def foreign_records(t, tmp):
