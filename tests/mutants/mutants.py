@@ -3,14 +3,16 @@
 # Each entry is one small realistic bug, found by its code, not by a line number, so it
 # survives edits and moved files:
 #   name     a short [a-z0-9_] name (make mutants MUTANTS="name ...")
-#   file     a glob under ext/core/ naming exactly one file ("**/tar.c"), or instead
-#   anchor   a string found in exactly one file of ext/core/
+#   file     a glob under ext/core/ naming exactly one file ("**/tar.c"), or from the
+#            top when it starts with ext/ ("ext/pg/fdw_plan.c"), or instead
+#   anchor   a string found in exactly one file of ext/ (core, sqlite, pg)
 #   find     text found exactly once in that file (else the entry is "not applied")
 #   replace  what it becomes
 #   why      the bug it stands for, in a line
 #   suites   commands (as in scripts/run-tests, run from the top of the copy; leading
 #            VAR=value words are its environment), cheapest first: the first that fails
-#            catches the mutant and the rest are not run
+#            catches the mutant and the rest are not run. The suites of tests/pg/ get the
+#            copy's PostgreSQL module, installed into a private PostgreSQL tree
 #   xfail    a reference: the mutant is expected to survive today (no test sees it yet);
 #            reported apart and not a failure. Remove it when the test lands: a caught
 #            xfail is reported as such.
@@ -272,4 +274,35 @@ MUTANTS = [
          replace="values[t] = (double)t;",
          why="a timesteps main file ignores the times given and numbers the steps",
          suites=["tests/vtkhdf/main.t"]),
+    # ---- the PostgreSQL foreign-data wrapper (issue 27): the bugs of what tests/pg/fdw.t
+    # once never varied: the constant first, integer types, parameters and NULL, a LIMIT
+    # with a join, a second role in one backend
+    dict(name="pg_const_first_swapped", file="ext/pg/fdw_plan.c",
+         find="    l = r, r = t, swapped = true;",
+         replace="    l = r, r = t;",
+         why="a range with the constant first (20 < chunk) pushed down as if the column came first (chunk < 20)",
+         suites=["tests/pg/fdw.t"]),
+    dict(name="pg_int2_as_text", file="ext/pg/fdw.c",
+         find="    case INT2OID: return vd_int(DatumGetInt16(d));\n",
+         replace="",
+         why="a smallint constant handed to the core as its text form (chunk < 20::smallint compares with '20')",
+         suites=["tests/pg/fdw.t"]),
+    dict(name="pg_null_hint_ignored", file="ext/pg/fdw_scan.c",
+         find="    if (isnull) {\n      none = true;",
+         replace="    if (isnull) {\n      none = none || op == 0;",
+         why="a NULL compared with a column (a parameter $1 NULL) dropped as a hint: every page read for no row",
+         suites=["tests/pg/fdw.t"]),
+    dict(name="pg_limit_through_join", file="ext/pg/fdw_plan.c",
+         find="baserel->reloptkind == RELOPT_BASEREL && bms_membership(root->all_baserels) == BMS_SINGLETON &&",
+         replace="baserel->reloptkind == RELOPT_BASEREL &&",
+         why="a LIMIT above a join handed to the foreign scan: rows the join would have kept never read",
+         suites=["tests/pg/fdw.t"]),
+    dict(name="pg_named_checked_once", file="ext/pg/fdw_xact.c",
+         find="  vdpg_check_url(ft->conn[0], write); /* local files: pg_read/write_server_files, else vdsql_network */\n"
+              "  vd_ctx *ctx = vdpg_ftable_ctx(ft);\n  writer *w = writers;\n  while (w && w->relid != ft->relid) w = w->next;\n"
+              "  if (!w) {\n",
+         replace="  vd_ctx *ctx = vdpg_ftable_ctx(ft);\n  writer *w = writers;\n  while (w && w->relid != ft->relid) w = w->next;\n"
+                 "  if (!w) {\n    vdpg_check_url(ft->conn[0], write);\n",
+         why="a named table's privileges checked when the backend first opens it: after SET ROLE, a role without them reads it",
+         suites=["tests/pg/fdw.t"]),
 ]

@@ -10,6 +10,10 @@
     layout, LayerStatus and one page; 4 for a box over two pages; 2 for positions alone)
     and EXPLAIN VERBOSE showing the arguments, hints, columns and LIMIT handed over; the
     function, which sees no WHERE, reads every page;
+  - the constant first (`20 < chunk`) for every pushed operator and column, with smallint,
+    integer and bigint constants: the function's rows, and only the pages holding them read;
+    a prepared statement's parameters as arguments and hints ($3 NULL: no request);
+  - a LIMIT above a join is not handed to the scan (the join may drop its rows);
   - a LIMIT on vds_chunks over http (nginx): the scan is told it (EXPLAIN: vdsql limit)
     and fetches no page past the one holding the last row taken; with a clause checked
     here it is not told, and the rows are SQLite's;
@@ -18,10 +22,14 @@
     the clauses that bind arguments, nor a join's (an argument column's one distinct value);
   - a scan without an argument is refused naming it; options check their names;
   - VTKHDF through the function and the table as the fixture states, backends exiting cleanly;
-  - a foreign table's local dataset needs pg_read_server_files to read, pg_write_server_files to write."""
+  - a foreign table's local dataset needs pg_read_server_files to read, pg_write_server_files to write,
+    checked at every read: after SET ROLE, a named table the backend already opened is refused too."""
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import data, norm, ok, psql, run, sqlite, stop, done, env, top, work  # noqa: E402
@@ -161,12 +169,64 @@ try:
     ok(f"vdsql arguments: url = '{ds}'::text, layer = '{L0}'::text" in x and 'vdsql hints: chunk = 5' in x
        and 'vdsql columns: chunk, status\n' in x + '\n' and 'Filter: (vds_chunks.chunk = 5)' in x,
        'EXPLAIN VERBOSE shows the arguments (consumed), the hint chunk = 5 (checked again: Filter) and the columns read', x)
+    # the constant first (`20 < chunk` is `chunk > 20`): every pushed operator on every
+    # pushed column, constants of each integer type, against the function's rows (it never
+    # sees WHERE: PostgreSQL filters every row); the requests are the layout, LayerStatus
+    # and the pages holding the rows (chunks 0-9, 10-19, 20-23), so a range pushed the
+    # wrong way round reads other pages and, its rows checked again here, loses rows
+    firsts = ['20 < chunk', '10 > chunk', '9 >= chunk', '20 <= chunk', '23 = chunk',
+              '1 = page', '1 < page', '1 > page', '2 <= page', '0 >= page',
+              '60 <= min2', '60 > min2', '59 < min2', '0 >= min2', '60 = min2', '100 >= min0',
+              '99 = max2', '59 < max2', '60 > max2', '99 <= max2', '59 >= max2',
+              '1 = i2', '0 < i2', '1 > i2', '1 <= i2', '0 >= i2', '2 > i0',
+              '20::smallint < chunk', '1::int2 > i2', '2::smallint = page', '60::int2 <= min2',
+              '20::bigint < chunk', '59::bigint >= max2', '0::int8 = i2',
+              'min0 <= 100 AND 100 <= max0 AND 70 >= min1 AND max1 >= 70']
+    bad = []
+    for w in firsts:
+        f = psql(f"SELECT chunk, status, page FROM vds_chunks('{ds}', '{L0}') WHERE {w} ORDER BY 1")
+        t = psql(f"SELECT chunk, status FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' AND {w} ORDER BY 1" + stats)
+        want = [x.rsplit('|', 1)[0] for x in f.stdout.split()]
+        n = 2 + len({x.rsplit('|', 1)[1] for x in f.stdout.split()})
+        got = t.stdout.split()
+        if f.returncode or t.returncode or not 0 < len(want) < 24 or got != want + [str(n)]:
+            bad.append(f'{w}: function {want} ({n} requests due) | table {got} {f.stderr}{t.stderr}')
+    ok(not bad, f'the constant first ({len(firsts)} clauses: <, <=, >, >=, = on chunk, page, min2, max2, i2, smallint and '
+       'bigint constants): the function\'s rows, and only the pages holding them read (vdsql_stats)', '\n'.join(bad))
+    x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT chunk FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' "
+             "AND 20 < chunk AND 100 >= min0 AND 1 <= i2").stdout
+    ok('vdsql hints: chunk > 20, min0 <= 100, i2 >= 1' in x,
+       'EXPLAIN VERBOSE: 20 < chunk, 100 >= min0, 1 <= i2 reach the core commuted (chunk > 20, min0 <= 100, i2 >= 1)', x)
+    # parameters instead of constants (a prepared statement's generic plan): bound at each
+    # EXECUTE; a NULL compared with a column matches nothing and opens no cursor
+    prep = ("SET plan_cache_mode = force_generic_plan; PREPARE q(text, text, bigint) AS SELECT chunk, status "
+            "FROM v.vds_chunks WHERE url = $1 AND layer = $2 AND $3 < chunk ORDER BY 1; ")
+    f = psql(f"SELECT chunk, status FROM vds_chunks('{ds}', '{L0}') WHERE chunk > 20 ORDER BY 1")
+    p = psql(prep + f"EXECUTE q('{ds}', '{L0}', 20)" + stats)
+    p0 = psql(prep + f"EXECUTE q('{ds}', '{L0}', NULL)" + stats)
+    x = psql(prep + f"EXPLAIN (VERBOSE, COSTS OFF) EXECUTE q('{ds}', '{L0}', 20)").stdout
+    ok(p.returncode == 0 and p.stdout.split() == f.stdout.split() + ['3'] and len(f.stdout.split()) == 3
+       and 'vdsql arguments: url = $1, layer = $2' in x and 'vdsql hints: chunk > $3' in x
+       and p0.returncode == 0 and p0.stdout.split() == ['0'],
+       'a generic plan with $1, $2 as arguments and $3 < chunk as a hint: the function\'s 3 rows in 3 requests; '
+       '$3 NULL: no row and no request', p.stdout + p.stderr + p0.stdout + p0.stderr + x)
     x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' LIMIT 3").stdout
     y = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' AND size > 100 LIMIT 3; "
              f"EXPLAIN (VERBOSE, COSTS OFF) SELECT key FROM v.store_objects WHERE url = '{ds}/' ORDER BY key DESC LIMIT 3; "
              f"EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM v.store_objects WHERE url = '{ds}/' LIMIT 3").stdout
     ok('vdsql limit: 3' in x and 'vdsql limit' not in y,
        'a lone scan under LIMIT 3 is told it may stop at 3; not with a clause checked here, an ORDER BY or an aggregate', x + y)
+    # a LIMIT above a join is not the scan's: the join may drop what the scan gives
+    jw = ("CREATE TEMP TABLE want(c bigint); INSERT INTO want VALUES (20), (21), (22); ANALYZE want; ")
+    jq = (f"SELECT ch.chunk, ch.status FROM v.vds_chunks ch JOIN want w ON w.c = ch.chunk "
+          f"WHERE ch.url = '{ds}' AND ch.layer = '{L0}' LIMIT 2")
+    f = psql(f"SELECT chunk, status FROM vds_chunks('{ds}', '{L0}') WHERE chunk IN (20, 21, 22)")
+    p = psql(jw + jq)
+    x = psql(jw + "EXPLAIN (VERBOSE, COSTS OFF) " + jq).stdout
+    rows = p.stdout.split()
+    ok(p.returncode == 0 and len(rows) == 2 and set(rows) <= set(f.stdout.split()) and 'vdsql limit' not in x,
+       'LIMIT 2 over a join of vds_chunks with chunks 20-22: 2 of their rows; the scan is not told the LIMIT',
+       p.stdout + p.stderr + f.stdout + x)
 
     # LIMIT over http, where pages are fetched ahead: the survey's pages hold 10 chunks, all
     # 3 stored; without the LIMIT told, all 3 went out (5 requests with the documents)
@@ -238,9 +298,8 @@ try:
         print(f'ok {0} # SKIP no shared folder at {shared} (set VDSQL_SHARED): VTKHDF in PostgreSQL not checked')
     else:
         import json
-        import shutil as sh
         vt = os.path.join(work, 'ug.vtkhdf')
-        sh.copyfile(fx + '.vtkhdf', vt)  # where the postgres user can read it; removed with the test's folder
+        shutil.copyfile(fx + '.vtkhdf', vt)  # where the postgres user can read it; removed with the test's folder
         os.chmod(vt, 0o644)
         e = json.load(open(fx + '.expect.json'))
         want = [f"{st['step']}|{pa['partition']}|{pa['NumberOfPoints']}|{pa['NumberOfCells']}"
@@ -271,6 +330,25 @@ try:
        and r2.stdout.split() == ['5'] and r3.returncode != 0 and 'relative' in r3.stderr,
        'a role reads a foreign table over local files only with pg_read_server_files (42501 naming the path and the role '
        'before the grant); a relative path is refused', r1.stderr + r2.stdout + r2.stderr + r3.stderr)
+    # the check is each read's, not the backend's first: a named table read by a superuser,
+    # then after SET ROLE in the same session by a role without pg_read_server_files
+    # (a copy the server may write: a named table opens its archive for writing)
+    nd = os.path.join(work, 'nt')
+    os.makedirs(nd)
+    nt = os.path.join(nd, 'small.lindi.tar')
+    shutil.copyfile(f'{lin}/small.lindi.tar', nt)
+    if os.getuid() == 0:
+        subprocess.run(['chown', '-R', 'postgres:postgres', nd])
+    psql(f"CREATE ROLE regress_nopriv; CREATE FOREIGN TABLE v.nt (name text) SERVER s "
+         f"OPTIONS (relation 'lindi_tar', url '{nt}'); GRANT USAGE ON SCHEMA v TO regress_nopriv; "
+         "GRANT SELECT ON v.nt TO regress_nopriv")
+    n_members = len(tarfile.open(nt).getnames())
+    r = run(['psql', '-X', '-q', '-A', '-t', '-v', 'VERBOSITY=verbose', '-v', 'ON_ERROR_STOP=1', '-c',
+             "SELECT count(*) FROM v.nt; SET ROLE regress_nopriv; SELECT count(*) FROM v.nt"], env=env)
+    ok(r.stdout.split() == [str(n_members)] and '42501' in r.stderr and 'pg_read_server_files' in r.stderr,
+       f'a named table read ({n_members} members, as tarfile lists them), then after SET ROLE to a role without '
+       'pg_read_server_files in the same backend: refused (42501), not served by the backend\'s open table',
+       r.stdout + r.stderr)
     r = psql(f"CREATE FOREIGN TABLE v.wt (name text, data bytea) SERVER s OPTIONS (relation 'lindi_tar', url '{a}'); "
              "GRANT INSERT ON v.wt TO regress_fdw")
     r4 = as_role("INSERT INTO v.wt VALUES ('x', 'y')")
