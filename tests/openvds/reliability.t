@@ -37,7 +37,8 @@ sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 from taplib import ok, plan, shell_args  # noqa: E402
-from vdstarget import AWS_VARS, decode_object, each_store, q, run, write_blob  # noqa: E402
+from vdstarget import (AWS_VARS, LayerState, check_layer, chunk_data, chunks_script, each_store, q, run,  # noqa: E402
+                       staged, write_blob)
 
 L = "Dimensions_01LOD0"
 NAME = "rel"
@@ -55,60 +56,19 @@ def layout():
 
 
 def data(rng):
-    """1 KiB that is no constant chunk (so it always has an object)."""
-    b = bytearray(rng.randbytes(CHUNK))
-    b[0], b[1] = 1, 2
-    return bytes(b)
+    return chunk_data(rng, CHUNK)
 
 
-class State:
-    """The layer as an independent reader sees it."""
-
-    def __init__(self, t):
-        self.t = t
-        st = json.loads(t.get(NAME, "LayerStatus")[0])
-        self.status = [x for x in st if x["layerName"] == L][0]
-        self.entries, self.data, self.bad, self.sizes = {}, {}, [], {}
-        ps = self.status["chunkMetadataPageSize"]
-        for p, stored in enumerate(self.status["pageDirectory"]):
-            if stored < 0:
-                continue
-            body, _ = t.get(NAME, "%s/ChunkMetadata/%d" % (L, stored))
-            for i in range(len(body) // 8):
-                (h,) = struct.unpack_from("<Q", body, i * 8)
-                if h:
-                    self.entries[p * ps + i] = h
-        for c, h in self.entries.items():
-            if h == 2 ** 64 - 1 or h >> 32 == 0x01010101:
-                self.data[c] = ("constant", h)
-                continue
-            body, meta = t.get(NAME, "%s/%d" % (L, c))
-            m = (meta or {}).get("vdschunkmetadata")
-            if body is None or m is None or base64.b64decode(m) != struct.pack("<Q", h):
-                self.bad.append(c)
-                continue
-            self.sizes[c] = len(body)
-            self.data[c] = decode_object(body, "RLE")[1]
-
-    def counts_ok(self):
-        nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
-        want = (len(self.entries), sum(self.sizes.values()), nd * CHUNK)
-        have = (self.status["validChunkCount"], self.status["serializedSize"], self.status["uncompressedSize"])
-        return want == have, (want, have)
+def State(t):
+    return LayerState(t, NAME, L, CHUNK)
 
 
 def staging(t):
-    """Staged objects, and temporary files of puts that a kill interrupted (local)."""
-    return [k for k in t.keys(NAME) if (k.startswith(".vdsql/") and not k.endswith("/commit")) or "/.vdsql-put-" in k
-            or k.startswith(".vdsql-put-")]
+    return staged(t, NAME)
 
 
 def insert_script(url, rows, mode="OR REPLACE", files=None, marker=None, end="COMMIT;"):
-    s = "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nBEGIN;\n" % (q(url), q(L))
-    s += "".join("INSERT %s INTO t(chunk, data) VALUES (%d, readfile(%s));\n" % (mode, c, q(files[c])) for c in rows)
-    if marker:
-        s += "SELECT writefile(%s, 'x');\n" % q(marker)
-    return s + end + "\n"
+    return chunks_script(url, L, rows, mode, files, marker, end)
 
 
 def popen(t, script):
@@ -145,14 +105,7 @@ def files_of(tmp, blobs):
 
 
 def check(t, committed, what):
-    """The layer equals committed ({chunk: bytes}) and is self-consistent; returns State."""
-    s = State(t)
-    ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
-    wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
-    ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])
-    good, d = s.counts_ok()
-    ok(good, "%s: LayerStatus counts equal the pages and objects (valid, serialized, uncompressed)" % what, d)
-    return s
+    return check_layer(t, NAME, L, CHUNK, committed, what)
 
 
 def suite(t, tmp):
