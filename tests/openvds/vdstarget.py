@@ -6,6 +6,7 @@ layer checked through those clients alone (LayerState, check_layer, staged)."""
 import base64
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -41,6 +42,11 @@ class Target:
             self.env = {"AZURE_STORAGE_CONNECTION_STRING": srv.env["AZURE_STORAGE_CONNECTION_STRING"]}
             self.az = Az(srv)
             self.base = "/%s/%s/" % (srv.account, srv.container)
+
+    def port(self):
+        """The port of the server on 127.0.0.1 (s3, az)."""
+        return int(re.search(r"127\.0\.0\.1:([0-9]+)", self.env.get("AWS_ENDPOINT_URL") or
+                             self.env["AZURE_STORAGE_CONNECTION_STRING"]).group(1))
 
     def url(self, name):
         if self.kind == "az":
@@ -120,6 +126,18 @@ class Target:
             assert st == 201, st
         else:
             self.c.put_object(Bucket=self.bucket, Key="%s/%s" % (name, key), Body=data, Metadata=meta)
+
+
+class Via:
+    """A Target's kind and environment, with the store reached at 127.0.0.1:port (a relay
+    in front of its server): what run() needs."""
+
+    def __init__(self, t, port):
+        self.kind, self.env = t.kind, dict(t.env)
+        at = re.compile(r"127\.0\.0\.1:[0-9]+")
+        for k in ("AWS_ENDPOINT_URL", "AZURE_STORAGE_CONNECTION_STRING"):
+            if k in self.env:
+                self.env[k] = at.sub("127.0.0.1:%d" % port, self.env[k])
 
 
 def run(t, script, inp=None):
