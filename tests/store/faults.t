@@ -29,8 +29,8 @@ LayerStatus PUT, the record's release ("state":"free"). COMMIT's report must be 
 (success iff the transaction is committed; "the commit is recorded" only if it then rolls
 forward), the counts not doubled, no committed chunk lost.
 
-env: FAULT_READS (runs of each read query per store, default 4), FAULT_ROUNDS (write
-rounds per store, default 12), FAULT_RATE (default 0.2), FAULT_SEED (default 27),
+env: FAULT_READS (runs of each read query per store, default 3), FAULT_ROUNDS (write
+rounds per store, default 10), FAULT_RATE (default 0.2), FAULT_SEED (default 27),
 FAULT_STORES (default "http s3 az"), FAULT_TIMEOUT (s, default 120); SO, SQLITE3
 (tests/taplib.py), VDSQL_TESTDATA (datasets, else generated)."""
 import json
@@ -55,8 +55,8 @@ from taplib import Nginx, ok, plan, shell_args  # noqa: E402
 from vdstarget import (AWS_VARS, LayerState, Via, check_layer, chunk_data, chunks_script, each_store, q, run,  # noqa: E402
                        staged, write_blob)
 
-READS = int(os.environ.get("FAULT_READS", "4"))
-ROUNDS = int(os.environ.get("FAULT_ROUNDS", "12"))
+READS = int(os.environ.get("FAULT_READS", "3"))
+ROUNDS = int(os.environ.get("FAULT_ROUNDS", "10"))
 RATE = float(os.environ.get("FAULT_RATE", "0.2"))
 SEED = int(os.environ.get("FAULT_SEED", "27"))
 STORES = os.environ.get("FAULT_STORES", "http s3 az").split()
