@@ -52,7 +52,7 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from httpwire import exchange, header, read_body, read_chunked, read_head  # noqa: E402
+from httpwire import close_both, exchange, header, read_body, read_chunked, read_head, serve_relay  # noqa: E402
 
 UPSTREAM = int(sys.argv[1])
 LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
@@ -243,17 +243,8 @@ async def serve(creader, cwriter):
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
-        for w in (up[1], cwriter):
-            if w:
-                w.close()
-
-
-async def main():
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await asyncio.sleep(LIFETIME)
+        close_both(up, cwriter)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    serve_relay(serve, LIFETIME)

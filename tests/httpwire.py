@@ -65,3 +65,24 @@ async def exchange(up, port, head, body):
                 raise
             up[1].close()
             up[:] = [None, None]
+
+
+def close_both(up, cwriter):
+    """A relay's end of a client connection: its upstream connection and the client's."""
+    for w in (up[1] if up else None, cwriter):
+        if w:
+            w.close()
+
+
+def serve_relay(serve, lifetime, background=None):
+    """Runs a relay: serve(reader, writer) per client connection on a free port of 127.0.0.1
+    (printed on the first line of stdout), background() as a task beside it, for lifetime
+    seconds whatever happens."""
+    async def main():
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        if background:
+            asyncio.get_running_loop().create_task(background())
+        async with server:
+            await asyncio.sleep(lifetime)
+    asyncio.run(main())

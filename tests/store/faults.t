@@ -46,12 +46,11 @@ import urllib.parse
 import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
-top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "openvds"))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
-from taplib import Nginx, ok, plan, shell_args  # noqa: E402
+from taplib import Nginx, datasets, ok, plan, shell_args  # noqa: E402
 from vdstarget import (AWS_VARS, LayerState, Via, check_layer, chunk_data, chunks_script, each_store, q, run,  # noqa: E402
                        staged, write_blob)
 
@@ -97,18 +96,6 @@ class Proxy:
     def stop(self):
         self.p.kill()
         self.p.wait()
-
-
-def datasets(tmp):
-    ds = os.environ.get("VDSQL_TESTDATA")
-    if ds:
-        return ds
-    ds = os.path.join(tmp, "ds")
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mkvds.py"), "tests", ds], check=True, capture_output=True)
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mklindi.py"), "tests", os.path.join(ds, "lindi")],
-                   check=True, capture_output=True)
-    subprocess.run([os.path.join(top, "build/mkvtkhdf"), os.path.join(ds, "vtkhdf")], check=True, capture_output=True)
-    return ds
 
 
 def vsql(env, script):
