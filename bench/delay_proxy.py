@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-from httpwire import header, read_chunked, read_head  # noqa: E402
+from httpwire import close_both, header, read_chunked, read_head, serve_relay  # noqa: E402
 
 UPSTREAM = int(sys.argv[1])
 DELAY = float(sys.argv[2]) / 1000.0
@@ -65,17 +65,8 @@ async def serve(creader, cwriter):
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
-        for w in (uwriter, cwriter):
-            if w:
-                w.close()
-
-
-async def main():
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await asyncio.sleep(LIFETIME)
+        close_both([ureader, uwriter], cwriter)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    serve_relay(serve, LIFETIME)

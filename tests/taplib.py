@@ -81,6 +81,22 @@ def measured(script, timeout=60, env=None):
         return rc, o.read(), e.read(), ru.ru_maxrss / 1024.0, secs
 
 
+def datasets(tmp, vtkhdf=True):
+    """$VDSQL_TESTDATA, or the test datasets generated under tmp (tests/gen: OpenVDS,
+    LINDI, and VTKHDF unless vtkhdf is false)."""
+    ds = os.environ.get("VDSQL_TESTDATA")
+    if ds:
+        return ds
+    ds = os.path.join(tmp, "ds")
+    subprocess.run(["python3", os.path.join(TOP, "tests/gen/mkvds.py"), "tests", ds], check=True, capture_output=True)
+    subprocess.run(["python3", os.path.join(TOP, "tests/gen/mklindi.py"), "tests", os.path.join(ds, "lindi")],
+                   check=True, capture_output=True)
+    if vtkhdf:
+        subprocess.run([os.path.join(TOP, "build/mkvtkhdf"), os.path.join(ds, "vtkhdf")], check=True,
+                       capture_output=True)
+    return ds
+
+
 class Nginx:
     """scripts/nginx-test-server serving root on 127.0.0.1, its logs under state:
     started, url (http://127.0.0.1:PORT), error (why it did not start); stop() is safe

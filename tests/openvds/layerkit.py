@@ -1,16 +1,12 @@
 """What the OpenVDS reliability suites (reliability.t, fencing.t) share: one 2-D RLE layer
-of 1 KiB chunks over two pages, seen by an independent reader (State: every page entry
-against its object's vdschunkmetadata, each object decoded here, the LayerStatus counts
-against what the pages and objects add up to), and sqlite3 writers run in the background."""
-import base64
-import json
+of 1 KiB chunks over two pages, seen by vdstarget's independent reader (LayerState), and
+sqlite3 writers of it run in the background."""
 import os
-import struct
 import subprocess
 
 import mkvds
-from taplib import ok, shell_args
-from vdstarget import AWS_VARS, decode_object, q, write_blob
+from taplib import shell_args
+from vdstarget import AWS_VARS, LayerState, check_layer, chunk_data, chunks_script, q, staged, write_blob
 
 L = "Dimensions_01LOD0"
 CHUNK = 1024            # 32 x 32 U8 samples
@@ -23,60 +19,27 @@ def layout():
 
 
 def data(rng):
-    """1 KiB that is no constant chunk (so it always has an object)."""
-    b = bytearray(rng.randbytes(CHUNK))
-    b[0], b[1] = 1, 2
-    return bytes(b)
+    return chunk_data(rng, CHUNK)
 
 
-class State:
-    """The layer as an independent reader sees it."""
-
-    def __init__(self, t, name):
-        self.t = t
-        st = json.loads(t.get(name, "LayerStatus")[0])
-        self.status = [x for x in st if x["layerName"] == L][0]
-        self.entries, self.data, self.bad, self.sizes = {}, {}, [], {}
-        ps = self.status["chunkMetadataPageSize"]
-        for p, stored in enumerate(self.status["pageDirectory"]):
-            if stored < 0:
-                continue
-            body, _ = t.get(name, "%s/ChunkMetadata/%d" % (L, stored))
-            for i in range(len(body) // 8):
-                (h,) = struct.unpack_from("<Q", body, i * 8)
-                if h:
-                    self.entries[p * ps + i] = h
-        for c, h in self.entries.items():
-            if h == 2 ** 64 - 1 or h >> 32 == 0x01010101:
-                self.data[c] = ("constant", h)
-                continue
-            body, meta = t.get(name, "%s/%d" % (L, c))
-            m = (meta or {}).get("vdschunkmetadata")
-            if body is None or m is None or base64.b64decode(m) != struct.pack("<Q", h):
-                self.bad.append(c)
-                continue
-            self.sizes[c] = len(body)
-            self.data[c] = decode_object(body, "RLE")[1]
-
-    def counts_ok(self):
-        nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
-        want = (len(self.entries), sum(self.sizes.values()), nd * CHUNK)
-        have = (self.status["validChunkCount"], self.status["serializedSize"], self.status["uncompressedSize"])
-        return want == have, (want, have)
+def State(t, name):
+    return LayerState(t, name, L, CHUNK)
 
 
 def staging(t, name):
-    """Staged objects, and temporary files of puts that a kill interrupted (local)."""
-    return [k for k in t.keys(name) if (k.startswith(".vdsql/") and not k.endswith("/commit")) or "/.vdsql-put-" in k
-            or k.startswith(".vdsql-put-")]
+    return staged(t, name)
+
+
+def check(t, name, committed, what):
+    return check_layer(t, name, L, CHUNK, committed, what)
 
 
 def insert_script(url, rows, mode="OR REPLACE", files=None, marker=None, end="COMMIT;"):
-    s = "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nBEGIN;\n" % (q(url), q(L))
-    s += "".join("INSERT %s INTO t(chunk, data) VALUES (%d, readfile(%s));\n" % (mode, c, q(files[c])) for c in rows)
-    if marker:
-        s += "SELECT writefile(%s, 'x');\n" % q(marker)
-    return s + end + "\n"
+    return chunks_script(url, L, rows, mode, files, marker, end)
+
+
+def files_of(tmp, blobs):
+    return {c: write_blob(tmp, b) for c, b in blobs.items()}
 
 
 def popen(t, script, prefix=(), env=None):
@@ -85,8 +48,8 @@ def popen(t, script, prefix=(), env=None):
     e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
     e.update(t.env)
     e.update(env or {})
-    p = subprocess.Popen(list(prefix) + shell_args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=e)
+    p = subprocess.Popen(list(prefix) + shell_args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=e)
     p.stdin.write(".mode list\n" + script)
     p.stdin.close()
     return p
@@ -109,18 +72,3 @@ def read_chunks(t, url, chunks):
         if c not in out:
             out[c] = "; ".join(x for x in errs if "chunk %d" % c in x or "%s/%d" % (L, c) in x) or "no answer"
     return out
-
-
-def files_of(tmp, blobs):
-    return {c: write_blob(tmp, b) for c, b in blobs.items()}
-
-
-def check(t, name, committed, what):
-    """The layer equals committed ({chunk: bytes}) and is self-consistent; returns State."""
-    s = State(t, name)
-    ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
-    wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
-    ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])
-    good, d = s.counts_ok()
-    ok(good, "%s: LayerStatus counts equal the pages and objects (valid, serialized, uncompressed)" % what, d)
-    return s

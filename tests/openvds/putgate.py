@@ -45,7 +45,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from httpwire import header, read_chunked, read_head  # noqa: E402
+from httpwire import close_both, exchange, header, read_body, read_chunked, read_head, serve_relay  # noqa: E402
 
 UPSTREAM = int(sys.argv[1])
 LIFETIME = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
@@ -159,26 +159,6 @@ async def control(path, cwriter):
     await cwriter.drain()
 
 
-async def exchange(up, head, body):
-    """Sends the request upstream (on a new connection when the kept one is closed) and
-    reads its final answer's head."""
-    for attempt in (0, 1):
-        try:
-            if up[1] is None:
-                up[:] = await asyncio.open_connection("127.0.0.1", UPSTREAM)
-            up[1].write(head + body)
-            await up[1].drain()
-            while True:
-                resp, rlen = await read_head(up[0])
-                if resp.split(b" ", 2)[1] != b"100":
-                    return resp, rlen
-        except (asyncio.IncompleteReadError, ConnectionError):
-            if attempt:
-                raise
-            up[1].close()
-            up[:] = [None, None]
-
-
 async def serve(creader, cwriter):
     up = [None, None]
     served = 0
@@ -219,15 +199,9 @@ async def serve(creader, cwriter):
                                                b"Content-Type: application/xml\r\n"))
                 await cwriter.drain()
                 continue
-            resp, rlen = await exchange(up, head, body)
-            ureader = up[0]
+            resp, rlen = await exchange(up, UPSTREAM, head, body)
             code = resp.split(b" ", 2)[1]
-            if method == b"HEAD" or code in (b"204", b"304"):
-                rbody = b""
-            elif rlen < 0:
-                rbody = await read_chunked(ureader)
-            else:
-                rbody = await ureader.readexactly(rlen)
+            rbody = await read_body(up[0], method, code, rlen)
             if chunk is not None:  # before the client can see the answer and send its next PUT
                 GATE.leave(chunk, int(code))
             cwriter.write(resp + rbody)
@@ -235,18 +209,8 @@ async def serve(creader, cwriter):
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
-        for w in (up[1], cwriter):
-            if w:
-                w.close()
-
-
-async def main():
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    asyncio.get_running_loop().create_task(GATE.watchdog())
-    async with server:
-        await asyncio.sleep(LIFETIME)
+        close_both(up, cwriter)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    serve_relay(serve, LIFETIME, GATE.watchdog)

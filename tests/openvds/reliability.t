@@ -35,16 +35,28 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
+import layerkit  # noqa: E402
+from layerkit import CHUNK, L, NCHUNKS, data, files_of, insert_script, layout, popen, read_chunks  # noqa: E402
 from taplib import ok, plan  # noqa: E402
 from vdstarget import each_store, q, run, write_blob  # noqa: E402
-from layerkit import CHUNK, L, NCHUNKS, State, data, files_of, insert_script, layout, popen, read_chunks  # noqa: E402
-from layerkit import check as check_layer, staging as staging_of  # noqa: E402
 
 NAME = "rel"
 KILL_CHUNKS = 16
 TRIALS = int(os.environ.get("REL_TRIALS", "30"))
 ROUNDS = int(os.environ.get("REL_ROUNDS", "10"))
 STORES = os.environ.get("REL_STORES", "file s3 az").split()
+
+
+def State(t):
+    return layerkit.State(t, NAME)
+
+
+def staging(t):
+    return layerkit.staging(t, NAME)
+
+
+def check(t, committed, what):
+    return layerkit.check(t, NAME, committed, what)
 
 
 def suite(t, tmp):
@@ -59,15 +71,15 @@ def suite(t, tmp):
     out, err, rc = run(t, insert_script(url, sorted(first), "", files_of(tmp, first)))
     committed.update(first)
     ok(rc == 0, "%s: %d chunks committed on both pages" % (K, len(first)), err)
-    check_layer(t, NAME, committed, "%s, first commit" % K)
+    check(t, committed, "%s, first commit" % K)
 
     # ROLLBACK of a transaction that re-inserts 300 committed chunks: a batch of 256 was
     # uploaded before ROLLBACK
     again = {c: data(rng) for c in sorted(committed)[:300]}
     out, err, rc = run(t, insert_script(url, sorted(again), "OR REPLACE", files_of(tmp, again), end="ROLLBACK;"))
     ok(rc == 0, "%s: 300 committed chunks re-inserted, then ROLLBACK" % K, err)
-    check_layer(t, NAME, committed, "%s, after ROLLBACK" % K)
-    ok(not staging_of(t, NAME), "%s: ROLLBACK deleted its staged objects (independent listing)" % K, staging_of(t, NAME)[:5])
+    check(t, committed, "%s, after ROLLBACK" % K)
+    ok(not staging(t), "%s: ROLLBACK deleted its staged objects (independent listing)" % K, staging(t)[:5])
 
     # a COMMIT refused because another writer wrote one of its chunks meanwhile
     marker = os.path.join(tmp, "m-%s" % K)
@@ -86,8 +98,8 @@ def suite(t, tmp):
     ok(rc == 0 and "1 chunk written by another writer during this transaction (%d)" % new[7] in aerr,
        "%s: a plain INSERT's COMMIT is refused when another writer committed one of its chunks, naming it: %s"
        % (K, aerr.strip()[-200:]), err)
-    check_layer(t, NAME, committed, "%s, after the refused COMMIT" % K)
-    ok(not staging_of(t, NAME), "%s: the refused COMMIT deleted its staged objects" % K, staging_of(t, NAME)[:5])
+    check(t, committed, "%s, after the refused COMMIT" % K)
+    ok(not staging(t), "%s: the refused COMMIT deleted its staged objects" % K, staging(t)[:5])
 
     # a constant replacing a data chunk: its key gets an empty object with the constant's hash
     c0 = sorted(committed)[0]
@@ -103,7 +115,7 @@ def suite(t, tmp):
                                                                                       q(url), q(L), c0))
     ok(rc == 0 and out == ["0", "0", "constant"], "%s: the audit finds nothing wrong; repair changes nothing" % K,
        out + [err])
-    s = State(t, NAME)
+    s = State(t)
     committed[c0] = s.data.get(c0)
     ok(s.data.get(c0, ("",))[0] == "constant" and s.counts_ok()[0], "%s: the constant chunk counts as valid, no bytes"
        % K, s.counts_ok()[1])
@@ -120,7 +132,7 @@ def suite(t, tmp):
     p.wait()
     t2 = time.time()
     committed.update(blobs)
-    check_layer(t, NAME, committed, "%s, an unkilled run" % K)
+    check(t, committed, "%s, an unkilled run" % K)
     start, end = t1 - t0, t2 - t0
     outcomes = {"old": 0, "new": 0}
     seen_errors = 0
@@ -154,7 +166,7 @@ def suite(t, tmp):
             out, err, rc = run(t, "SELECT vds_repair(%s, %s);" % (q(url), q(L)))
         if rc:
             failures.append((trial, None, "recovery failed (exit %s): %s" % (rc, err[:300])))
-        s = State(t, NAME)
+        s = State(t)
         got_new = all(s.data.get(c) == blobs[c] for c in rows)
         got_old = all(s.data.get(c) == committed.get(c) for c in rows)
         if got_new:
@@ -174,9 +186,9 @@ def suite(t, tmp):
        % (K, TRIALS, start * 200, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors), failures[:5])
     ok(outcomes["new"] and outcomes["old"], "%s: the kills fell both before and after the commit point" % K, outcomes)
     out, err, rc = run(t, "SELECT vdsql_config('stage_ttl', '0');\nSELECT vds_repair(%s, %s);" % (q(url), q(L)))
-    ok(rc == 0 and not staging_of(t, NAME), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
-       [err, staging_of(t, NAME)[:5]])
-    check_layer(t, NAME, committed, "%s, after the kill trials and a repair" % K)
+    ok(rc == 0 and not staging(t), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
+       [err, staging(t)[:5]])
+    check(t, committed, "%s, after the kill trials and a repair" % K)
 
     # four writers at once, on the same chunks and on different ones
     rounds_bad = []
@@ -185,7 +197,7 @@ def suite(t, tmp):
         blobs = [{c: data(rng) for c in same} for _ in range(4)]
         ps = [popen(t, insert_script(url, same, "OR REPLACE", files_of(tmp, b))) for b in blobs]
         res = [(p.wait(), p.stderr.read()) for p in ps]
-        s = State(t, NAME)
+        s = State(t)
         winners = [i for i in range(4) if all(s.data.get(c) == blobs[i][c] for c in same)]
         if any(r for r, _ in res) or len(winners) != 1 or s.bad or not s.counts_ok()[0]:
             rounds_bad.append(("same", rnd, [(r, e[:150]) for r, e in res], winners, s.bad[:5], s.counts_ok()[1],
@@ -200,7 +212,7 @@ def suite(t, tmp):
         res = [(p.wait(), p.stderr.read()) for p in ps]
         for b in blobs:
             committed.update(b)
-        s = State(t, NAME)
+        s = State(t)
         lost = [c for c in committed if s.data.get(c) != committed[c]]
         if any(r for r, _ in res) or lost or s.bad or not s.counts_ok()[0]:
             rounds_bad.append(("different", rnd, [(r, e[:150]) for r, e in res], lost[:5], s.bad[:5], s.counts_ok()[1],
@@ -213,7 +225,7 @@ def suite(t, tmp):
     blobs = [{c: data(rng) for c in fresh} for _ in range(4)]
     ps = [popen(t, insert_script(url, fresh, "", files_of(tmp, b))) for b in blobs]
     res = [(p.wait(), p.stderr.read()) for p in ps]
-    s = State(t, NAME)
+    s = State(t)
     winners = [i for i in range(4) if all(s.data.get(c) == blobs[i][c] for c in fresh)]
     refused = [e for r, e in res if r and ("written already" in e or "written by another writer" in e)]
     ok(len(winners) == 1 and res[winners[0]][0] == 0 and len(refused) == 3,
@@ -221,8 +233,8 @@ def suite(t, tmp):
        [winners, [e[:160] for _, e in res]])
     if winners:
         committed.update(blobs[winners[0]])
-    check_layer(t, NAME, committed, "%s, at the end" % K)
-    ok(not staging_of(t, NAME), "%s: nothing left in the staging folder" % K, staging_of(t, NAME)[:5])
+    check(t, committed, "%s, at the end" % K)
+    ok(not staging(t), "%s: nothing left in the staging folder" % K, staging(t)[:5])
     if K == "file":
         left = os.listdir(os.path.join(t.url(NAME), ".vdsql", L))
         ok(left == ["commit"], "file: no transaction's folder is left either, only the commit record", left)
@@ -297,15 +309,15 @@ def repair_rules(t, tmp):
     # a commit record that is not one: every writer says so, naming it, and writes nothing
     rec = ".vdsql/%s/commit" % L
     good_rec = t.get(name, rec)[0]
-    before = State(t, NAME).entries
+    before = State(t).entries
     for bad_rec in (b"{not json", b'{"format":"vdsql-openvds-commit-1","state":"commit","chunks":[[1e300,"x",1]]}'):
         t.put_raw(name, rec, bad_rec)
         out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
-        ok(rc != 0 and "%s/%s: not a vdsql commit record" % (url, rec) in err and State(t, NAME).entries == before,
+        ok(rc != 0 and "%s/%s: not a vdsql commit record" % (url, rec) in err and State(t).entries == before,
            "%s: a damaged commit record (%r...) is refused by name, nothing written" % (K, bad_rec[:12]), err)
     t.put_raw(name, rec, good_rec)
     out, err, rc = run(t, insert_script(url, [40], "OR REPLACE", files_of(tmp, {40: data(rng)})))
-    ok(rc == 0 and 40 in State(t, NAME).entries, "%s: with the record restored, writes go on" % K, err)
+    ok(rc == 0 and 40 in State(t).entries, "%s: with the record restored, writes go on" % K, err)
 
 
 def main():

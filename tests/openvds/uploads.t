@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 from taplib import ok, plan  # noqa: E402
-from vdstarget import Target, each_store, q, run, write_blob  # noqa: E402
+from vdstarget import Target, Via, each_store, q, run, write_blob  # noqa: E402
 
 L = "Dimensions_01LOD0"
 K = 4
@@ -79,31 +79,10 @@ class Relay:
         self.p.wait()
 
 
-def through(t, relay):
-    """t's environment with the store reached through the relay."""
-    env = dict(t.env)
-    port = re.compile(r"127\.0\.0\.1:[0-9]+")
-    if t.kind == "s3":
-        env["AWS_ENDPOINT_URL"] = port.sub("127.0.0.1:%d" % relay.port, env["AWS_ENDPOINT_URL"])
-    else:
-        env["AZURE_STORAGE_CONNECTION_STRING"] = port.sub("127.0.0.1:%d" % relay.port,
-                                                          env["AZURE_STORAGE_CONNECTION_STRING"])
-    return env
-
-
-class Via:
-    """A Target whose vdsql runs go through the relay."""
-
-    def __init__(self, t, env):
-        self.kind, self.env = t.kind, env
-
-
 def suite(t, tmp):
     K_ = t.kind
-    port = int(re.search(r"127\.0\.0\.1:([0-9]+)", t.env.get("AWS_ENDPOINT_URL") or
-                         t.env["AZURE_STORAGE_CONNECTION_STRING"]).group(1))
-    relay = Relay(port)
-    via = Via(t, through(t, relay))
+    relay = Relay(t.port())
+    via = Via(t, relay.port)
     lp = write_blob(tmp, json.dumps(layout().json()).encode())
     rng = random.Random(21)
     files = []

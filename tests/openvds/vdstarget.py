@@ -1,9 +1,12 @@
-"""What the OpenVDS write tests (write.t, reliability.t) share: a dataset's store seen
-through independent clients (Target: os and xattrs for files, boto3 for radosgw,
-tests/azclient.py for Azurite), the sqlite3 shell with the store's environment (run),
-and chunk objects decoded here from the spec (section 9: descriptor, RLE, zlib)."""
+"""What the OpenVDS write tests (write.t, reliability.t, tests/store/faults.t) share: a
+dataset's store seen through independent clients (Target: os and xattrs for files, boto3
+for radosgw, tests/azclient.py for Azurite), the sqlite3 shell with the store's environment
+(run), chunk objects decoded here from the spec (section 9: descriptor, RLE, zlib), and a
+layer checked through those clients alone (LayerState, check_layer, staged)."""
+import base64
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -39,6 +42,11 @@ class Target:
             self.env = {"AZURE_STORAGE_CONNECTION_STRING": srv.env["AZURE_STORAGE_CONNECTION_STRING"]}
             self.az = Az(srv)
             self.base = "/%s/%s/" % (srv.account, srv.container)
+
+    def port(self):
+        """The port of the server on 127.0.0.1 (s3, az)."""
+        return int(re.search(r"127\.0\.0\.1:([0-9]+)", self.env.get("AWS_ENDPOINT_URL") or
+                             self.env["AZURE_STORAGE_CONNECTION_STRING"]).group(1))
 
     def url(self, name):
         if self.kind == "az":
@@ -120,6 +128,18 @@ class Target:
             self.c.put_object(Bucket=self.bucket, Key="%s/%s" % (name, key), Body=data, Metadata=meta)
 
 
+class Via:
+    """A Target's kind and environment, with the store reached at 127.0.0.1:port (a relay
+    in front of its server): what run() needs."""
+
+    def __init__(self, t, port):
+        self.kind, self.env = t.kind, dict(t.env)
+        at = re.compile(r"127\.0\.0\.1:[0-9]+")
+        for k in ("AWS_ENDPOINT_URL", "AZURE_STORAGE_CONNECTION_STRING"):
+            if k in self.env:
+                self.env[k] = at.sub("127.0.0.1:%d" % port, self.env[k])
+
+
 def run(t, script, inp=None):
     e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
     e.update(t.env)
@@ -193,3 +213,77 @@ def each_store(tmp, fn, stores=("file", "s3", "az")):
             if ok(srv.started, "azurite starts on 127.0.0.1", srv.error):
                 fn(Target("az", tmp, srv))
     return True
+
+
+def chunk_data(rng, n):
+    """n bytes that are no constant chunk (so they always have an object)."""
+    b = bytearray(rng.randbytes(n))
+    b[0], b[1] = 1, 2
+    return bytes(b)
+
+
+def chunks_script(url, layer, rows, mode="OR REPLACE", files=None, marker=None, end="COMMIT;"):
+    """A transaction of INSERT <mode> of each chunk in rows, its bytes read from files[chunk]."""
+    s = "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nBEGIN;\n" % (q(url), q(layer))
+    s += "".join("INSERT %s INTO t(chunk, data) VALUES (%d, readfile(%s));\n" % (mode, c, q(files[c])) for c in rows)
+    if marker:
+        s += "SELECT writefile(%s, 'x');\n" % q(marker)
+    return s + end + "\n"
+
+
+class LayerState:
+    """A layer of an RLE dataset of single-channel U8 chunks of chunk_bytes, as an
+    independent reader sees it: the LayerStatus entry (status), the page entries
+    ({chunk: hash}), what each chunk holds ({chunk: bytes, or ("constant", hash)}), the
+    chunks whose object disagrees with their entry (bad) and the objects' sizes."""
+
+    def __init__(self, t, name, layer, chunk_bytes):
+        self.t, self.chunk_bytes = t, chunk_bytes
+        st = json.loads(t.get(name, "LayerStatus")[0])
+        self.status = [x for x in st if x["layerName"] == layer][0]
+        self.entries, self.data, self.bad, self.sizes = {}, {}, [], {}
+        ps = self.status["chunkMetadataPageSize"]
+        for p, stored in enumerate(self.status["pageDirectory"]):
+            if stored < 0:
+                continue
+            body, _ = t.get(name, "%s/ChunkMetadata/%d" % (layer, stored))
+            for i in range(len(body) // 8):
+                (h,) = struct.unpack_from("<Q", body, i * 8)
+                if h:
+                    self.entries[p * ps + i] = h
+        for c, h in self.entries.items():
+            if h == 2 ** 64 - 1 or h >> 32 == 0x01010101:
+                self.data[c] = ("constant", h)
+                continue
+            body, meta = t.get(name, "%s/%d" % (layer, c))
+            m = (meta or {}).get("vdschunkmetadata")
+            if body is None or m is None or base64.b64decode(m) != struct.pack("<Q", h):
+                self.bad.append(c)
+                continue
+            self.sizes[c] = len(body)
+            self.data[c] = decode_object(body, "RLE")[1]
+
+    def counts_ok(self):
+        nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
+        want = (len(self.entries), sum(self.sizes.values()), nd * self.chunk_bytes)
+        have = (self.status["validChunkCount"], self.status["serializedSize"], self.status["uncompressedSize"])
+        return want == have, (want, have)
+
+
+def staged(t, name):
+    """Staged objects, and temporary files of puts that a kill interrupted (local)."""
+    return [k for k in t.keys(name) if (k.startswith(".vdsql/") and not k.endswith("/commit")) or "/.vdsql-put-" in k
+            or k.startswith(".vdsql-put-")]
+
+
+def check_layer(t, name, layer, chunk_bytes, committed, what):
+    """The layer equals committed ({chunk: bytes}) and is self-consistent, as TAP; returns
+    its LayerState."""
+    from taplib import ok
+    s = LayerState(t, name, layer, chunk_bytes)
+    ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
+    wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
+    ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])
+    good, d = s.counts_ok()
+    ok(good, "%s: LayerStatus counts equal the pages and objects (valid, serialized, uncompressed)" % what, d)
+    return s

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
-from taplib import Azurite, ok, plan, shell_args  # noqa: E402
+from taplib import Azurite, datasets, ok, plan, shell_args  # noqa: E402
 from azclient import Az, sas_container  # noqa: E402
 
 STORETOOL = os.environ.get("STORETOOL", os.path.join(top, "build", "storetool"))
@@ -37,18 +37,6 @@ VD_NOTFOUND, VD_IO, VD_INVALID, VD_PRECONDITION = 2, 4, 3, 10  # ext/core/vd_err
 AZ_VARS = ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN")
 STATS = "SELECT 'stats', requests FROM vdsql_stats() WHERE backend = 'az';"
 SECRETS = []  # every secret no output may show
-
-
-def datasets(tmp):
-    ds = os.environ.get("VDSQL_TESTDATA")
-    if ds:
-        return ds
-    ds = os.path.join(tmp, "ds")
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mkvds.py"), "tests", ds], check=True, capture_output=True)
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mklindi.py"), "tests", os.path.join(ds, "lindi")],
-                   check=True, capture_output=True)
-    subprocess.run([os.path.join(top, "build/mkvtkhdf"), os.path.join(ds, "vtkhdf")], check=True, capture_output=True)
-    return ds
 
 
 def clean_env(env):

@@ -24,25 +24,12 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
-from taplib import Radosgw, ok, plan, shell_args  # noqa: E402
+from taplib import Radosgw, datasets, ok, plan, shell_args  # noqa: E402
 
 STORETOOL = os.environ.get("STORETOOL", os.path.join(top, "build", "storetool"))
 VD_NOTFOUND, VD_IO, VD_INVALID, VD_PRECONDITION = 2, 4, 3, 10  # ext/core/vd_err.h
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
             "AWS_DEFAULT_REGION")
-
-
-def datasets(tmp):
-    ds = os.environ.get("VDSQL_TESTDATA")
-    if ds:
-        return ds
-    ds = os.path.join(tmp, "ds")
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mkvds.py"), "tests", ds],
-                   check=True, capture_output=True)
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mklindi.py"), "tests", os.path.join(ds, "lindi")],
-                   check=True, capture_output=True)
-    subprocess.run([os.path.join(top, "build/mkvtkhdf"), os.path.join(ds, "vtkhdf")], check=True, capture_output=True)
-    return ds
 
 
 def run(script, env):

@@ -24,7 +24,7 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
-from taplib import Radosgw, ok, plan, shell_args  # noqa: E402
+from taplib import Radosgw, datasets, ok, plan, shell_args  # noqa: E402
 
 STORETOOL = os.environ.get("STORETOOL", os.path.join(top, "build", "storetool"))
 AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
@@ -38,17 +38,6 @@ STATS = "SELECT 'stats', requests FROM vdsql_stats() WHERE backend = 's3';"
 
 def q(s):
     return "'" + s.replace("'", "''") + "'"
-
-
-def datasets(tmp):
-    ds = os.environ.get("VDSQL_TESTDATA")
-    if ds:
-        return ds
-    ds = os.path.join(tmp, "ds")
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mkvds.py"), "tests", ds], check=True, capture_output=True)
-    subprocess.run(["python3", os.path.join(top, "tests/gen/mklindi.py"), "tests", os.path.join(ds, "lindi")],
-                   check=True, capture_output=True)
-    return ds
 
 
 def certificate(tmp):
@@ -92,7 +81,7 @@ def main():
         ok(False, "boto3 for /usr/bin/python3 (Debian package python3-boto3)")
         return plan()
     tmp = tempfile.mkdtemp(prefix="vdsql-s3aws.")
-    ds = datasets(tmp)
+    ds = datasets(tmp, vtkhdf=False)
     crt, key = certificate(tmp)
     os.environ["RGW_DNS_NAME"] = "s3.%s.amazonaws.com" % HOME
     with Radosgw() as srv:
