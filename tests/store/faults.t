@@ -16,7 +16,8 @@ Range): exact, no error.
 Writes (s3, az), FAULT_ROUNDS transactions through the relay at FAULT_RATE, each replacing
 data chunks, a data chunk by a constant and inserting new chunks. Each COMMIT is one of:
 success; a failure saying "the commit is recorded" (then the recovery must roll it
-forward); any other failure (then the transaction must be absent). After each, recovery
+forward); "the commit may be recorded" (the record could not be read back: whole or
+absent); any other failure (then the transaction must be absent). After each, recovery
 without the relay (a writer opening the layer, or vds_repair, in turn), then the layer
 read with boto3 / tests/azclient.py alone (tests/openvds/vdstarget.py: every page entry
 against its object's vdschunkmetadata, every object decoded, the LayerStatus counts against
@@ -65,6 +66,7 @@ L = "Dimensions_01LOD0"
 CHUNK = 1024  # 32 x 32 U8 samples
 NCHUNKS = 40 * 30  # two pages of 1024 entries
 RECORDED = "the commit is recorded"
+MAYBE = "the commit may be recorded"  # the record could not be read back: whole or absent
 # what an error must say of the fault it met (curl's words, or vdsql's checks of an answer)
 FAULT_WORDS = re.compile(r"HTTP 50[03]|reset by peer|Empty reply|Server returned nothing|transfer closed|short read|"
                          r"Content-Range|Timeout|Recv failure|Failure when receiving|after [0-9]+ retries|"
@@ -215,6 +217,8 @@ def classify(rc, out, err):
         return "crash"
     if "committing" in out.split("\n") and RECORDED in err:
         return "recorded"
+    if "committing" in out.split("\n") and MAYBE in err:
+        return "maybe"
     return "failed"
 
 
@@ -274,11 +278,13 @@ class Writes:
         split = "new %s, old %s, neither %s" % (sorted(c for c in blobs if have[c]),
                                                sorted(c for c in blobs if old[c] and not have[c]),
                                                sorted(c for c in blobs if not old[c] and not have[c]))
+        if how == "maybe" and not (whole or absent):
+            wrong.append("COMMIT said '%s', but after recovery half its transaction is there: %s" % (MAYBE, split))
         if how in ("success", "recorded") and not whole:
             wrong.append("COMMIT said %s, but after recovery %s of its %d chunks are not there (%s)"
                          % (how, sum(not x for x in have.values()), len(blobs),
                             "absent, its transaction lost" if absent else "half there: " + split))
-        if how not in ("success", "recorded") and not absent:
+        if how not in ("success", "recorded", "maybe") and not absent:
             wrong.append("COMMIT failed without '%s', but after recovery %s" % (
                 RECORDED, "its whole transaction is there" if whole else
                 "%d of its %d chunks are new (half a transaction: %s)" % (sum(have.values()), len(blobs), split)))

@@ -553,7 +553,17 @@ static vd_code make_plan(vd_ctx *ctx, const char *url, const char *layer, const 
     for (int i = 0, j = 0; i < n && j < k; i++) {
       unsigned char old[28];
       if (plan[i].skipped || vds_pages_base_entry(f->pages, plan[i].chunk, old) || !is_data(old)) continue;
+      /* a replaced object whose size is not known would leave serializedSize too large:
+       * the plan fails (nothing is written yet) rather than guess; one that is gone
+       * counted nothing any more */
       if (!g[j].rc && g[j].info.size >= 0) vds_pages_set_old_bytes(f->pages, plan[i].chunk, g[j].info.size);
+      else if (g[j].rc && g[j].rc != VD_NOTFOUND && !rc)
+        rc = vd_fail(err, g[j].rc, "%s", g[j].err.msg);
+      else if (!g[j].rc && !rc) {
+        char where[600];
+        vd_url_redact(g[j].url, where, sizeof where);
+        rc = vd_fail(err, VD_IO, "%s: the answer to a HEAD gave no size", where);
+      }
       /* a constant replacing data: the stale object is overwritten by an empty one */
       if (!plan[i].bytes) plan[i].zero = 1;
       j++;
