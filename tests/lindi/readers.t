@@ -412,7 +412,7 @@ def main():
             print("# skipped: lindi not available (LINDI_SRC unset): lindi is not among the readers")
         concurrent(tmp, int(os.environ.get("READERS_COMMITS", "400")), 3, int(os.environ.get("READERS_ROUNDS", "20")))
         step_kills(tmp)
-        timed_kills(tmp, int(os.environ.get("READERS_KILLS", "30")))
+        timed_kills(tmp, int(os.environ.get("READERS_KILLS", "12")))
     finally:
         shutil.rmtree(tmp)
     return plan()
