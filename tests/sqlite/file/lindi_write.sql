@@ -13,7 +13,7 @@ SELECT name, size, CAST(data AS TEXT) AS data FROM a WHERE name = 'blobs/a';
 DELETE FROM a WHERE name = 'c/d.bin';
 SELECT name, header_offset, size, type, checksum_ok, in_index, name LIKE '.trash/%' AS trash
   FROM tar_members('@DATA@/lindi/new.lindi.tar');
--- trashed data is overwritten with '-' as lindi does
+-- the live copy reads back (the trashed one keeps its bytes: readers of the old entry)
 SELECT hex(lindi_read('@DATA@/lindi/new.lindi.tar', 'blobs/a')) AS live;
 -- a transaction rolled back leaves the archive as it was
 BEGIN;

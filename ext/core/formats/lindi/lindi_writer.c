@@ -5,21 +5,22 @@
  * names. A transaction therefore:
  *   - writes new members from the old end E onwards, but keeps the bytes of the old
  *     two zero blocks [E, E+1024) in memory (hold), so tar still stops at E;
- *   - at commit writes the new index as a new member (or in place when that write is
- *     one pwrite inside one 4 KiB page, which a SIGKILL cannot tear), the new trailer,
- *     fdatasync, a journal naming every remaining step, then
- *   - flips .tar_entry.json (one 1024-byte pwrite in page 0): lindi's commit point;
- *   - writes the held blocks at E: tar's commit point;
- *   - trashes replaced/deleted copies lindi's way, fdatasync, removes the journal.
- * A journal left by a crash is rolled forward (entry flipped) or back (not flipped) by
+ *   - at commit writes the new index as a new member (into the region the previous
+ *     commit trashed when it fits, else appended; never in place, where readers of the
+ *     published entry may be reading), lindi.json likewise when refs changed, the new
+ *     trailer, fdatasync, then a journal naming every remaining step: the commit is made;
+ *   - writes the held blocks at E (tar's commit point), then flips .tar_entry.json (one
+ *     1024-byte pwrite in page 0: lindi's commit point), so every byte the new entry
+ *     names is in the file before any reader can follow it;
+ *   - trashes replaced/deleted copies by renaming their headers (their bytes stay, for
+ *     readers of the old entry), fdatasync, removes the journal.
+ * A journal left by a crash is rolled forward (it carries the commit) or back by
  * the next writer, under the lock, before anything else. A journal proves that it is one:
  * it ends with the SHA-256 of its own text, names the archive's device and inode and the
  * entry the archive had when the transaction began; recovery acts only when all of that
  * matches and the archive is in the state the journal started from or committed.
  *
- * Every commit raises the generation kept in the entry ("vdsql_gen"), also a commit whose
- * commit point is an in-place rewrite of the index or of lindi.json (the entry is then
- * rewritten right after, a step the journal carries): a writer compares the entry (and
+ * Every commit raises the generation kept in the entry ("vdsql_gen"): a writer compares the entry (and
  * the file's size, inode and mtime, which also catch other tools) under the lock at BEGIN
  * and reloads on any difference, so it never writes from a view older than the last
  * commit. */

@@ -18,26 +18,14 @@
 #include "util/base64.h"
 #include "util/pyjson.h"
 
-/* The new lindi.json: appended with lindi's growth rule (the old copy trashed), or in
- * place when it is the transaction's only write and fits one page. */
-static vd_code place_refs(lindi_writer *w, int *in_place, int64_t *commit_at, vd_buf *commit, vd_err *err) {
+/* The new lindi.json, always a new copy appended with lindi's growth rule (the old copy
+ * trashed): rewriting it in its padding would change bytes that readers of the published
+ * entry may be reading. */
+static vd_code place_refs(lindi_writer *w, vd_err *err) {
   vd_buf text = {0};
-  *in_place = 0;
   if (vd_pyjson(w->refs_doc, &text)) return vd_nomem(err);
   int pos = vd_strmap_get(&w->map, LINDI_JSON_NAME);
-  lindi_file *f = &w->files[pos];
-  int only_refs = w->n == w->base_n && w->ntrash == 0;
   w->new_refs_len = (int64_t)text.len;
-  int64_t reach = (int64_t)text.len > w->refs_text_len ? (int64_t)text.len : w->refs_text_len;
-  if (only_refs && (int64_t)text.len <= f->s && f->d / 4096 == (f->d + reach - 1) / 4096) {
-    *in_place = 1;
-    *commit_at = f->d;
-    commit->len = 0;
-    vd_buf_append(commit, text.data, text.len);
-    while ((int64_t)commit->len < reach) vd_buf_append(commit, " ", 1);
-    vd_buf_free(&text);
-    return VD_OK;
-  }
   vd_code rc = lw_add_trash(w, pos, err);
   int64_t size = lindi_grow((int64_t)text.len);
   unsigned char h[TAR_BLOCK];
@@ -68,8 +56,9 @@ static vd_code to_archive(void *ctx, const void *p, size_t n, vd_err *err) {
   return rc;
 }
 
-/* The new index: in place when one page-contained write suffices, else appended. */
-static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd_buf *commit, vd_err *err) {
+/* The new index, never in place (readers of the published entry may be reading the old
+ * one): into the region the previous commit trashed when it fits, else appended. */
+static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, vd_err *err) {
   int ipos = vd_strmap_get(&w->map, LINDI_INDEX_NAME);
   if (ipos < 0) return vd_fail(err, VD_INVALID, "%s: the index lists no .tar_index.json", w->path);
   lindi_file *live = malloc((w->n + 1) * sizeof *live);
@@ -80,27 +69,16 @@ static vd_code place_index(lindi_writer *w, vd_buf *text, int64_t *commit_at, vd
   int64_t len;
   vd_code rc = lindi_stream_index(live, m, NULL, NULL, &len, err); /* count only */
   lindi_file *ix = &w->files[ipos];
-  int64_t reach = len > w->idx_text_len ? len : w->idx_text_len;
-  if (!rc && len <= ix->s && ix->d / 4096 == (ix->d + reach - 1) / 4096) { /* small: in place, one pwrite */
-    rc = lindi_format_index(live, m, text, err);
-    free(live);
-    if (rc) return rc;
-    w->new_idx_len = (int64_t)text->len;
-    *commit_at = ix->d;
-    commit->len = 0;
-    vd_buf_append(commit, text->data, text->len);
-    while ((int64_t)commit->len < reach) vd_buf_append(commit, " ", 1);
-    return VD_OK;
-  }
   int64_t old_o = ix->o, old_d = ix->d, old_s = ix->s;
   if (rc || (rc = lw_add_trash(w, ipos, err))) {
     free(live);
     return rc;
   }
-  /* the old index's padding is already spaces: only its text needs dashes */
-  w->trash[w->ntrash - 1].dash = w->idx_text_len < old_s ? w->idx_text_len : old_s;
+  /* its bytes stay as they are (a reader that read the old entry may still read them);
+   * the commit after next writes over its text (the spare) */
+  w->trash[w->ntrash - 1].dash = 0;
   w->trashed_idx_o = old_o, w->trashed_idx_d = old_d, w->trashed_idx_s = old_s;
-  w->trashed_idx_len = w->trash[w->ntrash - 1].dash;
+  w->trashed_idx_len = w->idx_text_len < old_s ? w->idx_text_len : old_s;
   /* live still holds the old index entry: replace it */
   int k = 0;
   for (int i = 0; i < m; i++)
@@ -202,30 +180,15 @@ static vd_code settle_committed(lindi_writer *w, vd_err *err) {
 vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   if (!w->in_tx) return VD_OK;
   vd_code rc = VD_OK;
-  vd_buf text = {0}, commit = {0};
+  vd_buf commit = {0};
   lindi_journal j = {.revive = -1};
   if (!w->dirty) goto done;
   lw_commit_begin();
   int64_t commit_at = 0, end = w->end;
-  int refs_in_place = 0;
   w->new_idx_len = w->new_refs_len = -1;
   w->revive_o = w->trashed_idx_o = -1;
-  if (w->refs_dirty && (rc = place_refs(w, &refs_in_place, &commit_at, &commit, err))) goto done;
-  if (!refs_in_place && (rc = place_index(w, &text, &commit_at, &commit, err))) goto done;
-  /* an in-place commit leaves the entry's offsets as they are: it is rewritten after the
-   * commit point only to carry the new generation */
-  unsigned char new_entry[LINDI_ENTRY_SIZE];
-  int entry_after = commit_at != 512;
-  if (entry_after) {
-    const lindi_file *ix = lindi_writer_find(w, LINDI_INDEX_NAME);
-    int64_t sp[4] = {w->spare.o, w->spare.d, w->spare.s, w->spare_dashed};
-    if (!ix) {
-      rc = vd_fail(err, VD_INVALID, "%s: the index lists no .tar_index.json", w->path);
-      goto done;
-    }
-    if ((rc = lindi_format_entry_spare(ix->o, ix->d, ix->s, w->spare.s > 0 ? sp : NULL, w->gen + 1, new_entry, err)))
-      goto done;
-  }
+  if (w->refs_dirty && (rc = place_refs(w, err))) goto done;
+  if ((rc = place_index(w, &commit_at, &commit, err))) goto done;
   lw_crashpoint(1);
   /* members staged and removed in this same transaction sit in the unseen region:
    * trash them now, through the hold */
@@ -250,7 +213,6 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
   j.end = end, j.has_commit = 1, j.commit_at = commit_at, j.new_end = w->tail, j.revive = w->revive_o;
   j.commit = commit.data, j.commit_len = commit.len;
   memcpy(j.hold, w->hold, sizeof j.hold);
-  if ((j.has_entry = entry_after)) memcpy(j.entry, new_entry, sizeof new_entry);
   if (w->ntrash && !(j.trash = malloc((size_t)w->ntrash * sizeof *j.trash))) {
     rc = vd_nomem(err);
     goto done;
@@ -261,11 +223,9 @@ vd_code lindi_writer_commit(lindi_writer *w, vd_err *err) {
       t->o = w->trash[i].o, t->dash = w->trash[i].dash;
       snprintf(t->name, sizeof t->name, "%s", w->trash[i].newname);
     }
+  /* from here on the transaction is committed: recovery rolls it forward */
   if ((rc = lw_write_journal(w, &j, err))) goto done;
   lw_crashpoint(3);
-  if ((rc = lw_pw(w->fd, commit.data, commit.len, commit_at, w->path, err)) || (rc = lw_sync_fd(w->fd, w->path, err)))
-    goto done;
-  lw_crashpoint(4);
   if ((rc = lw_finish(w, &j, err))) goto done;
   lw_commit_done();
   lindi_invalidate(w->ctx, w->path);
@@ -285,7 +245,6 @@ done:
   }
 out:
   free(j.trash); /* j.commit is commit's buffer */
-  vd_buf_free(&text);
   vd_buf_free(&commit);
   return rc;
 }

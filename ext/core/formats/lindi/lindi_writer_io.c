@@ -179,7 +179,7 @@ vd_code lw_add_trash(lindi_writer *w, int pos, vd_err *err) {
   lindi_file *f = &w->files[pos];
   trash_item *t = &w->trash[w->ntrash++];
   memset(t, 0, sizeof *t);
-  t->pos = pos, t->name = f->name, t->o = f->o, t->s = f->s, t->dash = f->s;
+  t->pos = pos, t->name = f->name, t->o = f->o, t->s = f->s, t->dash = 0; /* no dashes: a reader of the old entry may still read it */
   vd_strmap_del(&w->map, f->name);
   f->name = NULL;
   w->dirty = 1;

@@ -17,9 +17,12 @@
 #include "util/base64.h"
 #include "util/pyjson.h"
 
-/* Journal (lindi_journal.c): replaced atomically — a fresh temporary file made with
- * mkstemp, which never follows a planted symlink, fsync, rename over the journal's name.
- * It names this archive (device, inode) and the entry the transaction started from. */
+/* Journal (lindi_journal.c): replaced atomically — written to <journal>.tmp, fsync,
+ * renamed over the journal's name. Only the lock holder writes it, so one fixed name
+ * suffices: a kill leaves at most that one file, which the next writer removes before
+ * making its own (unlink removes a planted symlink itself; O_EXCL | O_NOFOLLOW never
+ * follows one planted meanwhile). It names this archive (device, inode) and the entry the
+ * transaction started from. */
 vd_code lw_write_journal(lindi_writer *w, lindi_journal *j, vd_err *err) {
   j->gen = w->gen;
   memcpy(j->entry_before, w->entry_seen, LINDI_ENTRY_SIZE);
@@ -30,10 +33,13 @@ vd_code lw_write_journal(lindi_writer *w, lindi_journal *j, vd_err *err) {
     free(tmp);
     return err->code ? err->code : vd_nomem(err);
   }
-  sprintf(tmp, "%s.XXXXXX", w->journal);
+  sprintf(tmp, "%s.tmp", w->journal);
   vd_code rc = VD_OK;
-  int fd = mkstemp(tmp);
-  if (fd < 0)
+  if (unlink(tmp) != 0 && errno != ENOENT) rc = lw_sys_fail(err, tmp, "cannot remove a stale journal temporary");
+  int fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (rc)
+    ;
+  else if (fd < 0)
     rc = lw_sys_fail(err, w->journal, "cannot write the journal");
   else {
     rc = lw_pw(fd, out.data, out.len, 0, tmp, err);
@@ -60,12 +66,16 @@ vd_code lw_cut_back(lindi_writer *w, int64_t end, vd_err *err) {
   return lw_sync_fd(w->fd, w->path, err);
 }
 
-/* Steps after the commit point: the entry with the new generation (when the commit
- * point was an in-place rewrite), the held blocks at E, then the trash. Idempotent. */
+/* Steps after the journal (which makes the transaction committed), in this order because
+ * every byte the new entry points to must be in the file before the entry names it: the
+ * held blocks at E (the second first, so that tar meets a zero block at E until the first
+ * lands: tar's commit point), the reused index region's header renamed back to
+ * .tar_index.json, then the commit write (the entry: lindi's commit point), then the
+ * trash, header renames only (the bytes stay, for readers that read the old entry).
+ * Idempotent: recovery runs it again from the start. */
 vd_code lw_finish(lindi_writer *w, const lindi_journal *j, vd_err *err) {
   int64_t end = j->end, revive = j->revive;
   const unsigned char *hold = j->hold;
-  if (j->has_entry && lw_pw(w->fd, j->entry, LINDI_ENTRY_SIZE, 512, w->path, err)) return err->code;
   if (j->new_end > end) {
     if (lw_pw(w->fd, hold + 512, 512, end + 512, w->path, err)) return err->code;
     lw_crashpoint(5);
@@ -77,6 +87,11 @@ vd_code lw_finish(lindi_writer *w, const lindi_journal *j, vd_err *err) {
         lw_pw(w->fd, h, TAR_BLOCK, revive, w->path, err))
       return err->code;
   }
+  if (j->commit_len && (lw_pw(w->fd, j->commit, j->commit_len, j->commit_at, w->path, err) ||
+                        lw_sync_fd(w->fd, w->path, err)))
+    return err->code;
+  if (j->has_entry && lw_pw(w->fd, j->entry, LINDI_ENTRY_SIZE, 512, w->path, err)) return err->code;
+  lw_crashpoint(4);
   lw_crashpoint(6);
   for (int i = 0; i < j->ntrash; i++) {
     int64_t o = j->trash[i].o, s = j->trash[i].dash;
@@ -145,14 +160,9 @@ vd_code lw_recover(lindi_writer *w, vd_err *err) {
   if (!found) return VD_OK;
   unsigned char entry[LINDI_ENTRY_SIZE];
   vd_code rc = lw_pr(w->fd, entry, sizeof entry, 512, w->path, err);
-  int forward = 0;
-  if (!rc && j.has_commit) {
-    unsigned char *cur = malloc(j.commit_len);
-    vd_err e2;
-    forward = cur && lw_pr(w->fd, cur, j.commit_len, j.commit_at, w->path, &e2) == VD_OK &&
-              memcmp(cur, j.commit, j.commit_len) == 0;
-    free(cur);
-  }
+  /* a journal with the commit was written after every byte the commit needs was synced:
+   * the transaction is committed, whatever of lw_finish ran */
+  int forward = j.has_commit;
   /* the archive must be where the journal says: as the transaction found it, or (rolling
    * forward) with the commit written and maybe the new entry too */
   if (!rc) {
