@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ok, plan, shell_args, skip, sql  # noqa: E402
@@ -358,6 +359,32 @@ def padded(tmp):
        "data hidden after the end-of-archive marker is refused, the archive unchanged", p.stderr)
 
 
+def lock_once(tmp):
+    """A transaction of 20 statements that meets another writer's lock waits lock_timeout
+    once, not once per statement (SQLite asks the table to begin again with each)."""
+    arc = os.path.join(tmp, "lock.lindi.tar")
+    sql("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nINSERT INTO a(name, data) VALUES ('seed', 's');" % arc,
+        check=True)
+    holder = subprocess.Popen(shell_args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    holder.stdin.write("CREATE VIRTUAL TABLE a USING lindi_tar('%s');\nBEGIN;\n"
+                       "INSERT INTO a(name, data) VALUES ('held', 'h');\nSELECT 'holding';\n.shell sleep 8\nCOMMIT;\n"
+                       % arc)
+    holder.stdin.flush()
+    holder.stdout.readline()  # it holds the lock now
+    t0 = time.monotonic()
+    p = sql("SELECT vdsql_config('lock_timeout', '1');\nCREATE VIRTUAL TABLE a USING lindi_tar('%s');\nBEGIN;\n%s"
+            "COMMIT;\n" % (arc, "".join("INSERT INTO a(name, data) VALUES ('w%02d', 'w');\n" % i for i in range(20))))
+    took = time.monotonic() - t0
+    holder.stdin.close()
+    holder.wait(timeout=60)
+    refused = [x for x in p.stderr.split("\n") if "another writer holds the archive" in x]
+    ok(len(refused) == 20 and took < 4, "20 statements of a transaction that meets another writer's lock: each "
+       "refused naming the archive, after one lock_timeout (1 s) in all, not one each: %.1f s" % took,
+       p.stderr.split("\n")[:3])
+    agree(arc, STRUCT + ["held", "seed"], "only the holder's member is committed")
+
+
 def main():
     if not LINDI:
         skip("LINDI_SRC not set: lindi's own reader is not among the checkers (scripts/run-tests sets it from "
@@ -370,6 +397,7 @@ def main():
         big_journal(tmp)
         journals(tmp)
         padded(tmp)
+        lock_once(tmp)
     finally:
         shutil.rmtree(tmp)
     return plan()

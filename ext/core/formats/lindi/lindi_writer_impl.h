@@ -35,6 +35,7 @@ struct lindi_writer {
   vd_ctx *ctx;
   char *path, *journal;
   int fd, locked, in_tx, dirty;
+  double refused_at;  /* when a lock wait last ran out (CLOCK_MONOTONIC s; 0: never): see lw_lock */
   lindi_file *files;
   int n, cap, base_n;
   vd_strmap map;

@@ -255,20 +255,34 @@ vd_code lw_load_unlocked(lindi_writer *w, vd_err *err) {
   }
 }
 
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Waits at most lock_timeout for the archive's lock. SQLite asks a table to begin again
+ * with every statement of a transaction whose first one was refused, so a refusal is
+ * remembered: until lock_timeout has passed since, the lock is tried once, without
+ * waiting, and a transaction of many statements waits for another writer once, not once
+ * per statement. */
 vd_code lw_lock(lindi_writer *w, vd_err *err) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = mono_s();
+  int wait = !(w->refused_at && t0 - w->refused_at < w->ctx->cfg.lock_timeout);
   for (;;) {
     if (flock(w->fd, LOCK_EX | LOCK_NB) == 0) {
       w->locked = 1;
+      w->refused_at = 0;
       return VD_OK;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) return lw_sys_fail(err, w->path, "cannot lock");
     if (vd_ctx_check_interrupt(w->ctx, err)) return err->code;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= w->ctx->cfg.lock_timeout)
+    double t = mono_s();
+    if (!wait || t - t0 >= w->ctx->cfg.lock_timeout) {
+      if (wait) w->refused_at = t;
       return vd_fail(err, VD_BUSY, "%s: another writer holds the archive (waited %g s; see vdsql_config('lock_timeout'))",
                      w->path, w->ctx->cfg.lock_timeout);
+    }
     struct timespec nap = {0, 10 * 1000 * 1000};
     nanosleep(&nap, NULL);
   }
