@@ -26,6 +26,9 @@ REL_FILE = "REL_STORES=file REL_TRIALS=30 REL_ROUNDS=3 tests/openvds/reliability
 # the fencing suite on local files (writers paused past their lease, in other PID
 # namespaces, another machine's record): about 15 s
 FENCE_FILE = "FENCE_STORES=file FENCE_ROUNDS=2 tests/openvds/fencing.t"
+# the fault suite's writes on radosgw alone, with few faulted rounds (the aimed lost
+# answers are what these mutants break): about a minute
+FAULTS_AIMED = "FAULT_STORES=s3 FAULT_READS=1 FAULT_ROUNDS=2 tests/store/faults.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
@@ -89,6 +92,23 @@ MUTANTS = [
          replace="  return 1;\n}",
          why="another machine's commit record taken for live after its lease ran out: the layer is stuck",
          suites=[FENCE_FILE]),
+    dict(name="vds_commit_point_unsettled", file="**/openvds_commit.c",
+         find="switch (settle_point(ctx, url, layer, rurl, &r, gen, plan, n)) {",
+         replace="switch (POINT_NOT) {",
+         why="a commit record write whose answer was lost (its retry refused, 412) taken for another writer's commit: "
+             "the writer waits for itself, deletes its staging, and the next writer applies half the transaction",
+         suites=[FAULTS_AIMED]),
+    dict(name="vds_release_unsettled", file="**/openvds_commit.c",
+         find="(rc == VD_PRECONDITION || rc == VD_IO) && tries < 3; tries++) {",
+         replace="(rc == VD_PRECONDITION || rc == VD_IO) && tries < 0; tries++) {",
+         why="a release whose answer was lost (its retry refused, 412) reported as a failed COMMIT of a complete commit",
+         suites=[FAULTS_AIMED]),
+    dict(name="vds_status_landed_ignored", file="**/openvds_pages_write.c",
+         find="if (pl->fence && pl->status->len == strlen(text) && memcmp(pl->status->data, text, pl->status->len) == 0) break;",
+         replace="",
+         why="a LayerStatus put whose answer was lost (its retry refused, 412) re-applied on top of itself: counts "
+             "added twice",
+         suites=[FAULTS_AIMED]),
     dict(name="vds_rle_encode_long_run", file="**/openvds_encode.c",
          find="return vd_buf_append(o, h, r >= 64 ? 2 : 1) || vd_buf_append(o, p, bytes);",
          replace="return vd_buf_append(o, h, 1) || vd_buf_append(o, p, bytes);",
