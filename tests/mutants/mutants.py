@@ -93,8 +93,8 @@ MUTANTS = [
          why="another machine's commit record taken for live after its lease ran out: the layer is stuck",
          suites=[FENCE_FILE]),
     dict(name="vds_commit_point_unsettled", file="**/openvds_commit.c",
-         find="switch (settle_point(ctx, url, layer, rurl, &r, gen, plan, n)) {",
-         replace="switch (POINT_NOT) {",
+         find="  int w = rec_whose(&now, r->tx), at;\n  if (w == REC_MINE) {",
+         replace="  int w = rec_whose(&now, r->tx), at;\n  if (0) {",
          why="a commit record write whose answer was lost (its retry refused, 412) taken for another writer's commit: "
              "the writer waits for itself, deletes its staging, and the next writer applies half the transaction",
          suites=[FAULTS_AIMED]),

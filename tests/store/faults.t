@@ -369,8 +369,15 @@ def aimed_suite(t, tmp, proxy, rng):
         st = proxy.stats()
         proxy.off()
         given = st["faults"].get("drop", {}).get("PUT", 0)
+        # a COMMIT that succeeded leaves the layer right as it is, before any recovery
+        # (vds_repair would set the counts from the pages and hide counts added twice)
+        before = LayerState(t, w.name, L, CHUNK)
+        early = [] if before.counts_ok()[0] and not before.bad else [
+            "right after the COMMIT, before recovery: counts %s (pages say %s), entries disagreeing with objects %s"
+            % (before.counts_ok()[1][1], before.counts_ok()[1][0], before.bad[:5])]
         out, rerr, rc = w.recover()
         wrong, whole = w.judge(how, blobs, const)
+        wrong = early + wrong
         if rc:
             wrong.append("recovery without faults failed: %s" % rerr[:300])
         # one lost answer is settled by reading back: the COMMIT succeeds, and says so
