@@ -352,13 +352,12 @@ static vd_code batch_part(const vd_az_cred *c, const char *real, const char *bou
   return bad ? vd_nomem(err) : VD_OK;
 }
 
-typedef struct batch {
-  int *idx, m;
-  char *url;
-  vd_buf body;
-  vd_putreq put;
-  char ctype[96];
-} batch;
+/* A Blob Batch answer read for batch b (its Content-IDs are its objects' places). */
+static void read_batch(const char *body, size_t len, const vd_batch *b, const char *const *where, void *arg,
+                       vd_code *rc, vd_err *errs) {
+  (void)arg;
+  vd_az_parse_batch(body, len, b->m, where, rc, errs);
+}
 
 /* Deletes in Blob Batches of up to VD_AZ_BATCH_MAX blobs of one container (and one SAS),
  * the batches in parallel; a URL naming no blob goes alone. A failed batch fails each of
@@ -369,11 +368,9 @@ static void az_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
   char **real = calloc(n ? (size_t)n : 1, sizeof *real), **burl = calloc(n ? (size_t)n : 1, sizeof *burl),
        **where = calloc(n ? (size_t)n : 1, sizeof *where);
   int *order = malloc((n ? (size_t)n : 1) * sizeof *order), *done = calloc(n ? (size_t)n : 1, sizeof *done);
-  batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
-  vd_putreq **pp = calloc(n ? (size_t)n : 1, sizeof *pp);
-  vd_getreq *ans = NULL;
+  vd_batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
   int nb = 0, have_c = 0;
-  if (!real || !burl || !where || !order || !done || !bs || !pp) {
+  if (!real || !burl || !where || !order || !done || !bs) {
     for (int i = 0; i < n; i++) d[i].rc = vd_nomem(&d[i].err);
     goto out;
   }
@@ -407,7 +404,7 @@ static void az_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
         done[i] = 3;
       }
     for (int at = 0; at < m; at += VD_AZ_BATCH_MAX) {
-      batch *t = &bs[nb];
+      vd_batch *t = &bs[nb];
       t->m = m - at < VD_AZ_BATCH_MAX ? m - at : VD_AZ_BATCH_MAX;
       unsigned char rnd[12];
       char boundary[40];
@@ -429,41 +426,15 @@ static void az_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
         memset(t, 0, sizeof *t);
         continue;
       }
-      snprintf(t->ctype, sizeof t->ctype, "multipart/mixed; boundary=%s", boundary);
+      snprintf(t->type, sizeof t->type, "multipart/mixed; boundary=%s", boundary);
       t->put.url = burl[order[at]];
       t->put.body = t->body.data;
       t->put.len = t->body.len;
-      t->put.content_type = t->ctype;
-      pp[nb++] = &t->put;
+      t->put.content_type = t->type;
+      nb++;
     }
   }
-  if (nb && !(ans = calloc((size_t)nb, sizeof *ans))) {
-    for (int k = 0; k < nb; k++)
-      for (int j = 0; j < bs[k].m; j++) d[bs[k].idx[j]].rc = vd_nomem(&d[bs[k].idx[j]].err);
-    nb = 0;
-  }
-  if (nb) vd_http_post_many(ctx, pp, ans, nb, &az_hook);
-  for (int k = 0; k < nb; k++) {
-    batch *t = &bs[k];
-    const char **ws = malloc((size_t)t->m * sizeof *ws);
-    vd_code *rcs = malloc((size_t)t->m * sizeof *rcs);
-    vd_err *es = malloc((size_t)t->m * sizeof *es);
-    for (int j = 0; j < t->m; j++) {
-      vd_delreq *o = &d[t->idx[j]];
-      if (!ws || !rcs || !es) o->rc = vd_nomem(&o->err);
-      else if (ans[k].rc) o->rc = vd_fail(&o->err, ans[k].rc, "%s: not deleted: %s", where[t->idx[j]], ans[k].err.msg);
-      else ws[j] = where[t->idx[j]];
-    }
-    if (ws && rcs && es && !ans[k].rc) {
-      vd_az_parse_batch(ans[k].body.data ? (const char *)ans[k].body.data : "", ans[k].body.len, t->m, ws, rcs, es);
-      for (int j = 0; j < t->m; j++) {
-        d[t->idx[j]].rc = rcs[j];
-        if (rcs[j]) d[t->idx[j]].err = es[j];
-      }
-    }
-    free(ws), free(rcs), free(es);
-    vd_buf_free(&ans[k].body);
-  }
+  vd_http_send_batches(ctx, bs, nb, &az_hook, read_batch, NULL, d, where);
   for (int i = 0; i < n; i++) /* the URLs no batch could carry */
     if (done && done[i] == 2) d[i].rc = vd_http_del(ctx, d[i].url, &az_hook, &d[i].err);
 out:
@@ -477,7 +448,7 @@ out:
     if (where) free(where[i]);
   }
   if (have_c) vd_az_cred_clear(&c);
-  free(real), free(burl), free(where), free(order), free(done), free(bs), free(pp), free(ans);
+  free(real), free(burl), free(where), free(order), free(done), free(bs);
 }
 
 VD_HTTP_BACKEND(az, &az_hook)

@@ -1180,6 +1180,38 @@ void vd_http_post_many(vd_ctx *ctx, vd_putreq **p, vd_getreq *ans, int n, const 
   free(xs);
 }
 
+void vd_http_send_batches(vd_ctx *ctx, vd_batch *bs, int nb, const vd_http_hook *hook, vd_batch_read read, void *arg,
+                          vd_delreq *d, char *const *where) {
+  vd_putreq **pp = malloc((nb ? (size_t)nb : 1) * sizeof *pp);
+  vd_getreq *ans = calloc(nb ? (size_t)nb : 1, sizeof *ans);
+  for (int k = 0; k < nb && pp; k++) pp[k] = &bs[k].put;
+  if (pp && ans && nb) vd_http_post_many(ctx, pp, ans, nb, hook);
+  for (int k = 0; k < nb; k++) {
+    vd_batch *t = &bs[k];
+    const char **ws = malloc((size_t)t->m * sizeof *ws);
+    vd_code *rcs = malloc((size_t)t->m * sizeof *rcs);
+    vd_err *es = malloc((size_t)t->m * sizeof *es);
+    int all = pp && ans && ws && rcs && es;
+    for (int j = 0; j < t->m; j++) {
+      vd_delreq *o = &d[t->idx[j]];
+      if (!all) o->rc = vd_nomem(&o->err);
+      else if (ans[k].rc) o->rc = vd_fail(&o->err, ans[k].rc, "%s: not deleted: %s", where[t->idx[j]], ans[k].err.msg);
+      else ws[j] = where[t->idx[j]];
+    }
+    if (all && !ans[k].rc) {
+      read(ans[k].body.data ? (const char *)ans[k].body.data : "", ans[k].body.len, t, ws, arg, rcs, es);
+      for (int j = 0; j < t->m; j++) {
+        d[t->idx[j]].rc = rcs[j];
+        if (rcs[j]) d[t->idx[j]].err = es[j];
+      }
+    }
+    free(ws), free(rcs), free(es);
+    if (ans) vd_buf_free(&ans[k].body);
+  }
+  free(pp);
+  free(ans);
+}
+
 /* The hook's refusal of a put, before any request. */
 static vd_code check_put(const vd_putreq *p, const vd_http_hook *hook, const char *where, vd_err *err) {
   return hook && hook->check_put ? hook->check_put(p, where, err) : VD_OK;

@@ -450,13 +450,19 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
   return VD_OK;
 }
 
-/* One DeleteObjects request: the objects d[idx[0..m)] of one bucket. */
-typedef struct batch {
-  int *idx, m;
-  char *url; /* s3://bucket?delete= */
-  vd_buf body;
-  vd_putreq put;
-} batch;
+/* A DeleteObjects answer read for batch b; arg: every object's key, decoded. */
+static void read_deleted(const char *body, size_t len, const vd_batch *b, const char *const *where, void *arg,
+                         vd_code *rc, vd_err *errs) {
+  char **key = arg;
+  const char **ks = malloc((size_t)b->m * sizeof *ks);
+  if (!ks) {
+    for (int j = 0; j < b->m; j++) rc[j] = vd_nomem(&errs[j]);
+    return;
+  }
+  for (int j = 0; j < b->m; j++) ks[j] = key[b->idx[j]];
+  vd_s3_parse_delete(body, len, ks, b->m, where, rc, errs);
+  free(ks);
+}
 
 /* Deletes in batches of up to VD_S3_DELETE_MAX keys of one bucket, the batches in
  * parallel; a key no XML can carry goes alone, as a DELETE. A failed batch fails each of
@@ -464,11 +470,9 @@ typedef struct batch {
 static void s3_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
   char **key = calloc(n ? (size_t)n : 1, sizeof *key), **where = calloc(n ? (size_t)n : 1, sizeof *where);
   int *group = malloc((n ? (size_t)n : 1) * sizeof *group), *order = malloc((n ? (size_t)n : 1) * sizeof *order);
-  batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
-  vd_putreq **pp = calloc(n ? (size_t)n : 1, sizeof *pp);
-  vd_getreq *ans = NULL;
+  vd_batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
   int nb = 0;
-  if (!key || !where || !group || !order || !bs || !pp) {
+  if (!key || !where || !group || !order || !bs) {
     for (int i = 0; i < n; i++) d[i].rc = vd_nomem(&d[i].err);
     goto out;
   }
@@ -506,74 +510,46 @@ static void s3_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
     for (int i = g; i < n; i++)
       if (group[i] == g) order[m++] = i;
     for (int at = 0; at < m; at += VD_S3_DELETE_MAX) {
-      batch *t = &bs[nb];
+      vd_batch *t = &bs[nb];
       t->m = m - at < VD_S3_DELETE_MAX ? m - at : VD_S3_DELETE_MAX;
       const char *b = strstr(d[g].url, "://") + 3;
       size_t bn = strcspn(b, "/?#");
       const char **ks = malloc((size_t)t->m * sizeof *ks);
-      int bad = !ks || !(t->idx = malloc((size_t)t->m * sizeof *t->idx)) || !(t->url = malloc(bn + 24));
+      char *url = NULL;
+      int bad = !ks || !(t->idx = malloc((size_t)t->m * sizeof *t->idx)) || !(url = malloc(bn + 24));
       for (int j = 0; !bad && j < t->m; j++) ks[j] = key[t->idx[j] = order[at + j]];
       if (!bad) {
-        sprintf(t->url, "s3://%.*s?delete=", (int)bn, b);
+        sprintf(url, "s3://%.*s?delete=", (int)bn, b);
         bad = vd_s3_delete_body(ks, t->m, &t->body);
       }
       free(ks);
       if (bad) {
         for (int j = at; j < at + t->m; j++) d[order[j]].rc = vd_nomem(&d[order[j]].err);
         free(t->idx);
-        free(t->url);
+        free(url);
         vd_buf_free(&t->body);
         memset(t, 0, sizeof *t);
         continue;
       }
-      t->put.url = t->url;
+      t->put.url = url;
       t->put.body = t->body.data;
       t->put.len = t->body.len;
       t->put.content_type = "application/xml";
-      pp[nb++] = &t->put;
+      nb++;
     }
   }
-  if (nb && !(ans = calloc((size_t)nb, sizeof *ans))) {
-    for (int k = 0; k < nb; k++)
-      for (int j = 0; j < bs[k].m; j++) d[bs[k].idx[j]].rc = vd_nomem(&d[bs[k].idx[j]].err);
-    nb = 0;
-  }
-  if (nb) vd_http_post_many(ctx, pp, ans, nb, &s3_hook);
-  for (int k = 0; k < nb; k++) {
-    batch *t = &bs[k];
-    const char **ks = malloc((size_t)t->m * sizeof *ks), **ws = malloc((size_t)t->m * sizeof *ws);
-    vd_code *rcs = malloc((size_t)t->m * sizeof *rcs);
-    vd_err *es = malloc((size_t)t->m * sizeof *es);
-    for (int j = 0; j < t->m; j++) {
-      vd_delreq *o = &d[t->idx[j]];
-      if (!ks || !ws || !rcs || !es) o->rc = vd_nomem(&o->err);
-      else if (ans[k].rc) o->rc = vd_fail(&o->err, ans[k].rc, "%s: not deleted: %s", where[t->idx[j]], ans[k].err.msg);
-      else {
-        ks[j] = key[t->idx[j]];
-        ws[j] = where[t->idx[j]];
-      }
-    }
-    if (ks && ws && rcs && es && !ans[k].rc) {
-      vd_s3_parse_delete(ans[k].body.data ? (const char *)ans[k].body.data : "", ans[k].body.len, ks, t->m, ws, rcs, es);
-      for (int j = 0; j < t->m; j++) {
-        d[t->idx[j]].rc = rcs[j];
-        if (rcs[j]) d[t->idx[j]].err = es[j];
-      }
-    }
-    free(ks), free(ws), free(rcs), free(es);
-    vd_buf_free(&ans[k].body);
-  }
+  vd_http_send_batches(ctx, bs, nb, &s3_hook, read_deleted, key, d, where);
   for (int i = 0; i < n; i++) /* the ones no batch could carry */
     if (group[i] == -1 && !d[i].rc) d[i].rc = vd_http_del(ctx, d[i].url, &s3_hook, &d[i].err);
 out:
   for (int k = 0; bs && k < n; k++) {
     free(bs[k].idx);
-    free(bs[k].url);
+    free((char *)bs[k].put.url);
     vd_buf_free(&bs[k].body);
   }
   for (int i = 0; key && i < n; i++) free(key[i]);
   for (int i = 0; where && i < n; i++) free(where[i]);
-  free(key), free(where), free(group), free(order), free(bs), free(pp), free(ans);
+  free(key), free(where), free(group), free(order), free(bs);
 }
 
 /* A DELETE of a missing key is answered 204 like any other; a 404 is a missing bucket,
