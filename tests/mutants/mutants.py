@@ -29,6 +29,8 @@ FENCE_FILE = "FENCE_STORES=file FENCE_ROUNDS=2 tests/openvds/fencing.t"
 # the fault suite's writes on radosgw alone, with few faulted rounds (the aimed lost
 # answers are what these mutants break): about a minute
 FAULTS_AIMED = "FAULT_STORES=s3 FAULT_READS=1 FAULT_ROUNDS=2 tests/store/faults.t"
+# batched deletes with the counts that tell batch sizes apart (1001: 2 S3, 4 Azure requests)
+DELMANY = "DELMANY_COUNTS='1 1001' tests/store/delete_many.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
@@ -189,6 +191,52 @@ MUTANTS = [
          replace="      out->next = NULL;\n",
          why="an Azure listing stops after its first page (NextMarker dropped)",
          suites=["tests/store/catalog.t"]),
+    # ---- deletes in batches (issue 27 item 5)
+    dict(name="s3_delete_batch_500", file="**/s3_delete.h",
+         find="#define VD_S3_DELETE_MAX 1000",
+         replace="#define VD_S3_DELETE_MAX 500",
+         why="S3 deletes in batches of 500 keys, not the 1000 one DeleteObjects takes: twice the requests",
+         suites=[DELMANY]),
+    dict(name="s3_delete_error_taken_as_deleted", file="**/s3_delete.c",
+         find='if (del || strcmp(code, "NoSuchKey") == 0)',
+         replace='if (del || code[0])',
+         why="a key DeleteObjects refuses (AccessDenied) reported deleted",
+         suites=["build/tests/t_batch_answers.t", DELMANY]),
+    dict(name="s3_delete_nosuchkey_fails", file="**/s3_delete.c",
+         find='if (del || strcmp(code, "NoSuchKey") == 0)',
+         replace='if (del)',
+         why="a key DeleteObjects answers NoSuchKey for (gone already) reported as a failure",
+         suites=["build/tests/t_batch_answers.t"]),
+    dict(name="s3_delete_no_md5", file="**/store_s3.c",
+         find='add(l, "Content-MD5: %s", b64)',
+         replace='add(l, "X-Content-MD5: %s", b64)',
+         why="DeleteObjects sent without Content-MD5, which radosgw (and S3 without another checksum) requires",
+         suites=[DELMANY]),
+    dict(name="az_batch_128", file="**/azure_batch.h",
+         find="#define VD_AZ_BATCH_MAX 256",
+         replace="#define VD_AZ_BATCH_MAX 128",
+         why="Azure deletes in batches of 128 blobs, not the 256 one Blob Batch takes: twice the requests",
+         suites=[DELMANY]),
+    dict(name="az_batch_gone_fails", file="**/azure_batch.c",
+         find='(status == 404 && strcmp(code, "BlobNotFound") == 0)',
+         replace='(status == 404 && 0)',
+         why="a blob already gone (404 BlobNotFound in its subresponse) reported as a failure",
+         suites=["build/tests/t_batch_answers.t", DELMANY]),
+    dict(name="az_batch_content_id_off", file="**/azure_batch.c",
+         find="if (id >= 0 && id < n && !seen[id]) {",
+         replace="if (id > 0 && id <= n && !seen[id - 1]) { id--;",
+         why="Blob Batch subresponses matched to the subrequest before theirs (Content-IDs counted from 1)",
+         suites=["build/tests/t_batch_answers.t", DELMANY]),
+    dict(name="http_post_202_dropped", file="**/store_http.c",
+         find="if (post && st >= 200 && st < 300) st = 200;",
+         replace="(void)post;",
+         why="a POST's 202 answer (Azure's to a batch) dropped as a PUT's would be: no subresponse read",
+         suites=[DELMANY]),
+    dict(name="vds_stage_delete_one_by_one", file="**/openvds_commit.c",
+         find="enum { SLICE = 8000 };",
+         replace="enum { SLICE = 1 };",
+         why="a commit deletes its staged objects one request each, not in the store's batches",
+         suites=["tests/openvds/uploads.t"]),
     # ---- stores
     dict(name="az_sharedkey_content_length", anchor="Content-Length is the empty string when 0",
          find="if (slot[2] && slotl[2] == 1 && slot[2][0] == '0') slotl[2] = 0;",

@@ -11,6 +11,9 @@
  *   storetool put URL [--if-match ETAG | --if-none-match] [KEY=VALUE...] < body
  *                             prints the new etag
  *   storetool del URL
+ *   storetool delmany URL < names
+ *                             deletes URL joined with each line's name (vd_delete_many), and
+ *                             prints one line per name, in order: "ok", or "error<TAB>msg"
  * Last line on stderr: "requests N" of the URL's backend; errors: "error: msg", exit
  * status 10 + the vd_code. STORETOOL_CONFIG="key=value;key=value": vdsql_config settings
  * applied first (those the environment has no variable for: connect_to, ca_file). */
@@ -122,6 +125,26 @@ int main(int argc, char **argv) {
     vd_buf_free(&body);
   } else if (strcmp(argv[1], "del") == 0) {
     if (vd_delete(ctx, url, &err)) rc = fail(&err);
+  } else if (strcmp(argv[1], "delmany") == 0) {
+    vd_delreq *d = NULL;
+    int n = 0, cap = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+      line[strcspn(line, "\n")] = 0;
+      if (n == cap && !(d = realloc(d, (size_t)(cap = cap ? 2 * cap : 256) * sizeof *d))) return 3;
+      memset(&d[n], 0, sizeof d[n]);
+      if (!(d[n++].url = vd_url_join(url, line))) return 3;
+    }
+    vd_code first = vd_delete_many(ctx, d, n);
+    for (int i = 0; i < n; i++) {
+      if (d[i].rc)
+        printf("error\t%s\n", d[i].err.msg);
+      else
+        printf("ok\n");
+      free((char *)d[i].url);
+    }
+    free(d);
+    if (first) rc = 10 + (int)first;
   } else {
     fprintf(stderr, "storetool: unknown command %s\n", argv[1]);
     rc = 2;

@@ -91,6 +91,9 @@ typedef struct vd_backend_ops {
   /* Many puts in parallel, each with its own rc[i] / errs[i] (NULL: vd_put_many puts one
    * after the other). Callers have checked every URL with vd_url_check. */
   void (*put_many)(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs);
+  /* Many deletes in few requests (vd_delete_many; URLs checked, cached copies dropped),
+   * each d[i] its own rc and err. NULL: one del after the other. */
+  void (*del_many)(vd_ctx *ctx, vd_delreq *d, int n);
 } vd_backend_ops;
 
 /* What a URL's scheme is (store_url.c): its length ("scheme://"; 0 for a path), whether
@@ -137,6 +140,28 @@ vd_code vd_http_put_one(vd_ctx *ctx, vd_putreq *p, const vd_http_hook *hook, vd_
 void vd_http_put_many_checked(vd_ctx *ctx, vd_putreq **p, int n, const vd_http_hook *hook, vd_code *rc,
                               vd_err *errs);
 vd_code vd_http_del(vd_ctx *ctx, const char *url, const vd_http_hook *hook, vd_err *err);
+/* Many POSTs through the transport at once (max_parallel in flight): p[i]'s body, its
+ * content_type given to the hook's prepare (method "POST"), to p[i]->url. ans[i] gets
+ * the outcome (rc, err) and a 2xx answer's body (at most max_alloc bytes; the caller
+ * frees ans[i].body). What a backend's batch requests go through. */
+void vd_http_post_many(vd_ctx *ctx, vd_putreq **p, vd_getreq *ans, int n, const vd_http_hook *hook);
+/* One batch request of a backend's del_many: the objects d[idx[0, m)], its body POSTed to
+ * put.url with put.content_type (which may point to type). */
+typedef struct vd_batch {
+  int *idx, m;
+  vd_buf body;
+  vd_putreq put;
+  char type[96];
+} vd_batch;
+/* Reads the answer to batch b: rc[j] / errs[j] for its j-th object, whose messages start
+ * with where[j] (its URL, redacted); arg is the caller's. */
+typedef void (*vd_batch_read)(const char *body, size_t len, const vd_batch *b, const char *const *where, void *arg,
+                              vd_code *rc, vd_err *errs);
+/* The batches bs[0, nb) POSTed (in parallel, vd_http_post_many) and each answer read into
+ * its objects' d[].rc / d[].err; a batch failed as a whole fails each of its objects, each
+ * message naming its own (where[i] for d[i]). */
+void vd_http_send_batches(vd_ctx *ctx, vd_batch *bs, int nb, const vd_http_hook *hook, vd_batch_read read, void *arg,
+                          vd_delreq *d, char *const *where);
 /* The operations table of a backend served by the transport with hook HOOK (s3, az): its
  * get_many, head, put, del and put_many, named PFX_get_many and so on. */
 #define VD_HTTP_BACKEND(PFX, HOOK)                                                                          \

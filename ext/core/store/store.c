@@ -223,6 +223,28 @@ vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err) {
   return b->del ? b->del(ctx, url, err) : refused(url, "delete", err);
 }
 
+vd_code vd_delete_many(vd_ctx *ctx, vd_delreq *d, int n) {
+  int i = 0;
+  while (i < n) { /* runs of deletes on one backend: its del_many takes a run at once */
+    const vd_backend_ops *b = vd_backend_of(d[i].url);
+    int j = i;
+    while (j < n && vd_backend_of(d[j].url) == b) j++;
+    int checked = b && b->del_many;
+    for (int k = i; k < j && checked; k++) {
+      d[k].rc = vd_url_check(d[k].url, &d[k].err);
+      checked = d[k].rc == VD_OK;
+      vd_cache_drop(ctx->cache, d[k].url);
+    }
+    if (checked) b->del_many(ctx, d + i, j - i);
+    else
+      for (int k = i; k < j; k++) d[k].rc = vd_delete(ctx, d[k].url, &d[k].err);
+    i = j;
+  }
+  for (i = 0; i < n; i++)
+    if (d[i].rc) return d[i].rc;
+  return VD_OK;
+}
+
 vd_code vd_list_with(vd_ctx *ctx, const char *url, const char *token, int max, int flags, vd_listing *out,
                      vd_err *err) {
   memset(out, 0, sizeof *out);

@@ -64,6 +64,9 @@ typedef struct vd_putreq {
   /* A DELETE of url instead (vd_put_many only: many deletes in parallel on the http
    * transport; a missing object is no error, as for vd_delete). */
   int del;
+  /* Inside the store only: the body's Content-Type of a backend's own POST (a batch of
+   * deletes, backend.h); NULL everywhere else. */
+  const char *content_type;
   char etag[128];       /* out: the new object's etag (none after a copy on S3) */
 } vd_putreq;
 /* A failed If-Match / If-None-Match is VD_PRECONDITION: nothing was written. */
@@ -79,6 +82,18 @@ vd_code vd_put_many(vd_ctx *ctx, vd_putreq **p, int n, vd_code *rc, vd_err *errs
 vd_code vd_store_make_dirs(const char *url, vd_err *err);
 /* Deleting a missing object is not an error. */
 vd_code vd_delete(vd_ctx *ctx, const char *url, vd_err *err);
+/* Many deletes in as few requests as each service allows: S3 DeleteObjects (1000 keys a
+ * request, one per bucket), Azure Blob Batch (256 blobs a request, one per container),
+ * those requests in parallel; local files one unlink each. Every d[i] gets its own
+ * code and message: VD_OK when the object is gone, a missing one included; otherwise
+ * the error names its URL (redacted). Returns the first failing code, VD_OK when none.
+ * vdsql_stats counts each batch as one request. */
+typedef struct vd_delreq {
+  const char *url;
+  vd_code rc;
+  vd_err err;
+} vd_delreq;
+vd_code vd_delete_many(vd_ctx *ctx, vd_delreq *d, int n);
 /* Removes what puts that were interrupted (kill -9) left in the folder url, older than
  * age seconds: the file backend's temporary files, which no listing shows; *n gets how
  * many. how: VD_SWEEP_DEEP also in its sub-folders, VD_SWEEP_PRUNE (with DEEP) also the

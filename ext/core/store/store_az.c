@@ -22,7 +22,10 @@
 
 #include <curl/curl.h>
 
+#include <openssl/rand.h>
+
 #include "azure_auth.h"
+#include "azure_batch.h"
 #include "azure_sign.h"
 #include "azure_xml.h"
 #include "backend.h"
@@ -64,7 +67,10 @@ static int build_headers(hdrs *h, const char *method, const char *range, const v
   vd_az_date(time(NULL), date);
   if (add(h, "x-ms-date: %s", date) || add(h, "x-ms-version: %s", VD_AZ_VERSION)) return -1;
   if (range && add(h, "Range: bytes=%s", range)) return -1;
-  if (put && copy_src && strcmp(method, "PUT") == 0) { /* Copy Blob: metadata comes from the source */
+  if (put && put->content_type && strcmp(method, "POST") == 0) { /* a batch: the body and its type, signed */
+    if (add(h, "Content-Length: %zu", put->len) || add(h, "Content-Type: %s", put->content_type) || add(h, "Expect:"))
+      return -1;
+  } else if (put && copy_src && strcmp(method, "PUT") == 0) { /* Copy Blob: metadata comes from the source */
     if (add(h, "Content-Length: 0") || add(h, "x-ms-copy-source: %s", copy_src) || add(h, "Expect:")) return -1;
   } else if (put && strcmp(method, "PUT") == 0) {
     /* explicit, so the signed values are the sent ones (curl would add its own
@@ -290,6 +296,161 @@ static vd_code az_list(vd_ctx *ctx, const char *url, const char *token, int max,
   return rc;
 }
 
+/* The Blob Batch URL of the container of az_url, with that URL's own query (a SAS) or
+ * the settings' SAS: "<container URL>?restype=container&comp=batch[&sas]". */
+static vd_code batch_url(const vd_az_cred *c, const char *az_url, char **out, vd_err *err) {
+  const char *b = az_url + 5;
+  size_t bn = strcspn(b, "/?#");
+  const char *q = strchr(b, '?');
+  size_t qn = q ? strcspn(q, "#") : 0;
+  char *cu = malloc(bn + qn + 8), *real = NULL;
+  if (!cu) return vd_nomem(err);
+  sprintf(cu, "az://%.*s%.*s", (int)bn, b, (int)qn, q ? q : "");
+  vd_code rc = vd_az_blob_url(c, cu, 1, &real, err);
+  free(cu);
+  if (rc) return rc;
+  char *qs = strchr(real, '?');
+  size_t n = strlen(real);
+  if (!(*out = malloc(n + 40))) {
+    free(real);
+    return vd_nomem(err);
+  }
+  if (qs) /* the batch's own parameters first, the SAS after */
+    sprintf(*out, "%.*s?restype=container&comp=batch&%s", (int)(qs - real), real, qs + 1);
+  else
+    sprintf(*out, "%s?restype=container&comp=batch", real);
+  free(real);
+  return VD_OK;
+}
+
+/* One subrequest of a batch: its DELETE, signed as that request alone would be (Shared
+ * Key), or carrying the URL's SAS; appended to body as part id. */
+static vd_code batch_part(const vd_az_cred *c, const char *real, const char *boundary, int id, vd_buf *body, vd_err *err) {
+  char date[32], dh[64];
+  vd_az_date(time(NULL), date);
+  snprintf(dh, sizeof dh, "x-ms-date: %s", date);
+  const char *h[3] = {dh, "Content-Length: 0", NULL};
+  char *auth = NULL, *ah = NULL;
+  int nh = 2;
+  if (c->keylen && !has_sig(real)) {
+    vd_code rc = vd_az_sign(c->account, c->key, c->keylen, "DELETE", real, h, nh, &auth, err);
+    if (rc) return rc;
+    if (!(ah = malloc(strlen(auth) + 16))) {
+      free(auth);
+      return vd_nomem(err);
+    }
+    sprintf(ah, "Authorization: %s", auth);
+    h[nh++] = ah;
+  }
+  const char *path = strstr(real, "://");
+  path = path ? path + 3 + strcspn(path + 3, "/") : real; /* the request line's target: path and query */
+  int bad = vd_az_batch_part(body, boundary, id, path, h, nh);
+  if (auth) memset(auth, 0, strlen(auth));
+  if (ah) memset(ah, 0, strlen(ah));
+  free(auth);
+  free(ah);
+  return bad ? vd_nomem(err) : VD_OK;
+}
+
+/* A Blob Batch answer read for batch b (its Content-IDs are its objects' places). */
+static void read_batch(const char *body, size_t len, const vd_batch *b, const char *const *where, void *arg,
+                       vd_code *rc, vd_err *errs) {
+  (void)arg;
+  vd_az_parse_batch(body, len, b->m, where, rc, errs);
+}
+
+/* Deletes in Blob Batches of up to VD_AZ_BATCH_MAX blobs of one container (and one SAS),
+ * the batches in parallel; a URL naming no blob goes alone. A failed batch fails each of
+ * its blobs, each message naming its own. */
+static void az_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
+  vd_az_cred c;
+  vd_err cerr;
+  char **real = calloc(n ? (size_t)n : 1, sizeof *real), **burl = calloc(n ? (size_t)n : 1, sizeof *burl),
+       **where = calloc(n ? (size_t)n : 1, sizeof *where);
+  int *order = malloc((n ? (size_t)n : 1) * sizeof *order), *done = calloc(n ? (size_t)n : 1, sizeof *done);
+  vd_batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
+  int nb = 0, have_c = 0;
+  if (!real || !burl || !where || !order || !done || !bs) {
+    for (int i = 0; i < n; i++) d[i].rc = vd_nomem(&d[i].err);
+    goto out;
+  }
+  have_c = vd_az_cred_load(&ctx->cfg, &c, &cerr) == VD_OK;
+  for (int i = 0; i < n; i++) {
+    char w[600];
+    vd_url_redact(d[i].url, w, sizeof w);
+    d[i].rc = VD_OK;
+    if (!(where[i] = strdup(w))) {
+      d[i].rc = vd_nomem(&d[i].err);
+      done[i] = 1;
+    } else if (!have_c) {
+      d[i].err = cerr;
+      d[i].rc = vd_err_prefix(&d[i].err, "%s", w);
+      done[i] = 1;
+    } else {
+      const char *k = d[i].url + 5 + strcspn(d[i].url + 5, "/?#");
+      if (*k != '/' || !k[1] || k[1] == '?' || k[1] == '#') /* no blob named: alone, as vd_delete words it */
+        done[i] = 2;
+      else if ((d[i].rc = vd_az_blob_url(&c, d[i].url, 1, &real[i], &d[i].err)) ||
+               (d[i].rc = batch_url(&c, d[i].url, &burl[i], &d[i].err)))
+        done[i] = 1;
+    }
+  }
+  for (int g = 0; g < n; g++) { /* each container's blobs, cut into batches */
+    if (done[g]) continue;
+    int m = 0;
+    for (int i = g; i < n; i++)
+      if (!done[i] && strcmp(burl[i], burl[g]) == 0) {
+        order[m++] = i;
+        done[i] = 3;
+      }
+    for (int at = 0; at < m; at += VD_AZ_BATCH_MAX) {
+      vd_batch *t = &bs[nb];
+      t->m = m - at < VD_AZ_BATCH_MAX ? m - at : VD_AZ_BATCH_MAX;
+      unsigned char rnd[12];
+      char boundary[40];
+      vd_err e;
+      vd_code rc = RAND_bytes(rnd, sizeof rnd) == 1 ? VD_OK : vd_fail(&e, VD_IO, "no random bytes for a batch boundary");
+      strcpy(boundary, "batch_");
+      for (int j = 0; j < (int)sizeof rnd; j++) sprintf(boundary + 6 + 2 * j, "%02x", rnd[j]);
+      if (!rc && !(t->idx = malloc((size_t)t->m * sizeof *t->idx))) rc = vd_nomem(&e);
+      for (int j = 0; !rc && j < t->m; j++)
+        rc = batch_part(&c, real[t->idx[j] = order[at + j]], boundary, j, &t->body, &e);
+      if (!rc && vd_az_batch_end(&t->body, boundary)) rc = vd_nomem(&e);
+      if (rc) {
+        for (int j = at; j < at + t->m; j++) {
+          d[order[j]].err = e;
+          d[order[j]].rc = vd_err_prefix(&d[order[j]].err, "%s", where[order[j]]);
+        }
+        free(t->idx);
+        vd_buf_free(&t->body);
+        memset(t, 0, sizeof *t);
+        continue;
+      }
+      snprintf(t->type, sizeof t->type, "multipart/mixed; boundary=%s", boundary);
+      t->put.url = burl[order[at]];
+      t->put.body = t->body.data;
+      t->put.len = t->body.len;
+      t->put.content_type = t->type;
+      nb++;
+    }
+  }
+  vd_http_send_batches(ctx, bs, nb, &az_hook, read_batch, NULL, d, where);
+  for (int i = 0; i < n; i++) /* the URLs no batch could carry */
+    if (done && done[i] == 2) d[i].rc = vd_http_del(ctx, d[i].url, &az_hook, &d[i].err);
+out:
+  for (int k = 0; bs && k < n; k++) {
+    free(bs[k].idx);
+    vd_buf_free(&bs[k].body);
+  }
+  for (int i = 0; i < n; i++) {
+    if (real) free(real[i]);
+    if (burl) free(burl[i]);
+    if (where) free(where[i]);
+  }
+  if (have_c) vd_az_cred_clear(&c);
+  free(real), free(burl), free(where), free(order), free(done), free(bs);
+}
+
 VD_HTTP_BACKEND(az, &az_hook)
 const vd_backend_ops vd_az_ops = {.id = VD_BE_AZ,
                                   .get_many = az_get_many,
@@ -298,4 +459,5 @@ const vd_backend_ops vd_az_ops = {.id = VD_BE_AZ,
                                   .list = az_list,
                                   .del = az_del,
                                   .hook = &az_hook,
-                                  .put_many = az_put_many};
+                                  .put_many = az_put_many,
+                                  .del_many = az_del_many};

@@ -227,10 +227,12 @@ static int headers_done(xfer *x) {
     if (x->clen >= 0) x->hinfo.size = x->clen;
     return 0;
   }
-  if (x->method) { /* the answer to a PUT or DELETE: nothing in it is wanted but an error's code */
+  int post = x->method && strcmp(x->method, "POST") == 0; /* a batch: its answer says what was done */
+  if (x->method && !post) { /* the answer to a PUT or DELETE: nothing in it is wanted but an error's code */
     x->discard = 1;
     return 0;
   }
+  if (post && st >= 200 && st < 300) st = 200; /* Azure answers a batch 202: a whole document all the same */
   if (st != 200 && st != 206) { /* errors and redirects: the body is not wanted */
     x->discard = 1;
     return 0;
@@ -683,7 +685,8 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
     if (rc) return rc;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
   }
-  if (x->method && strcmp(x->method, "PUT") == 0) {
+  if (x->method && (strcmp(x->method, "PUT") == 0 || strcmp(x->method, "POST") == 0)) {
+    if (strcmp(x->method, "POST") == 0) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "POST"); /* a body as a PUT has */
     x->upoff = 0; /* a retry sends the body again from its start */
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(h, CURLOPT_READFUNCTION, on_upload);
@@ -1152,6 +1155,61 @@ void vd_http_put_many(vd_ctx *ctx, vd_putreq **puts, int n, const vd_http_hook *
   }
   free(rs);
   free(xs);
+}
+
+void vd_http_post_many(vd_ctx *ctx, vd_putreq **p, vd_getreq *ans, int n, const vd_http_hook *hook) {
+  xfer *xs = calloc(n ? n : 1, sizeof *xs);
+  for (int i = 0; i < n; i++) {
+    memset(&ans[i], 0, sizeof ans[i]);
+    ans[i].url = p[i]->url;
+    ans[i].len = -1;
+    if (!xs) ans[i].rc = vd_nomem(&ans[i].err);
+  }
+  if (!xs) return;
+  for (int i = 0; i < n; i++) {
+    xs[i].req = &ans[i];
+    xs[i].hook = hook;
+    xs[i].method = "POST";
+    xs[i].put = p[i];
+  }
+  run(ctx, xs, n);
+  for (int i = 0; i < n; i++) {
+    xfer_free(&xs[i]);
+    vd_objinfo_free(&ans[i].info);
+  }
+  free(xs);
+}
+
+void vd_http_send_batches(vd_ctx *ctx, vd_batch *bs, int nb, const vd_http_hook *hook, vd_batch_read read, void *arg,
+                          vd_delreq *d, char *const *where) {
+  vd_putreq **pp = malloc((nb ? (size_t)nb : 1) * sizeof *pp);
+  vd_getreq *ans = calloc(nb ? (size_t)nb : 1, sizeof *ans);
+  for (int k = 0; k < nb && pp; k++) pp[k] = &bs[k].put;
+  if (pp && ans && nb) vd_http_post_many(ctx, pp, ans, nb, hook);
+  for (int k = 0; k < nb; k++) {
+    vd_batch *t = &bs[k];
+    const char **ws = malloc((size_t)t->m * sizeof *ws);
+    vd_code *rcs = malloc((size_t)t->m * sizeof *rcs);
+    vd_err *es = malloc((size_t)t->m * sizeof *es);
+    int all = pp && ans && ws && rcs && es;
+    for (int j = 0; j < t->m; j++) {
+      vd_delreq *o = &d[t->idx[j]];
+      if (!all) o->rc = vd_nomem(&o->err);
+      else if (ans[k].rc) o->rc = vd_fail(&o->err, ans[k].rc, "%s: not deleted: %s", where[t->idx[j]], ans[k].err.msg);
+      else ws[j] = where[t->idx[j]];
+    }
+    if (all && !ans[k].rc) {
+      read(ans[k].body.data ? (const char *)ans[k].body.data : "", ans[k].body.len, t, ws, arg, rcs, es);
+      for (int j = 0; j < t->m; j++) {
+        d[t->idx[j]].rc = rcs[j];
+        if (rcs[j]) d[t->idx[j]].err = es[j];
+      }
+    }
+    free(ws), free(rcs), free(es);
+    if (ans) vd_buf_free(&ans[k].body);
+  }
+  free(pp);
+  free(ans);
 }
 
 /* The hook's refusal of a put, before any request. */

@@ -29,10 +29,13 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include "backend.h"
+#include "s3_delete.h"
 #include "s3_region.h"
+#include "util/base64.h"
 #include "xml_min.h"
 
 #define MAX_KEYS 1000 /* what one ListObjectsV2 page may hold */
@@ -154,7 +157,21 @@ static int put_headers(struct curl_slist **l, const vd_putreq *p) {
   char hex[2 * SHA256_DIGEST_LENGTH + 1];
   SHA256(p->len ? (const unsigned char *)p->body : (const unsigned char *)"", p->len, md);
   for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) sprintf(hex + 2 * i, "%02x", md[i]);
-  if (add(l, "x-amz-content-sha256: %s", hex) || add(l, "Content-Type: application/octet-stream")) return -1;
+  if (add(l, "x-amz-content-sha256: %s", hex) ||
+      add(l, "Content-Type: %s", p->content_type ? p->content_type : "application/octet-stream"))
+    return -1;
+  if (p->content_type) { /* a POST (DeleteObjects): the service wants the body's MD5 (radosgw 16.2 no other checksum) */
+    unsigned char m5[EVP_MAX_MD_SIZE];
+    unsigned int m5n = 0;
+    char *b64 = NULL;
+    if (!EVP_Digest(p->len ? p->body : "", p->len, m5, &m5n, EVP_md5(), NULL) ||
+        !(b64 = vd_base64_encode(m5, m5n)) || add(l, "Content-MD5: %s", b64)) {
+      free(b64);
+      return -1;
+    }
+    free(b64);
+    return 0;
+  }
   if (p->copy_from) { /* CopyObject: the source's metadata comes along (directive COPY) */
     const char *b, *k, *q;
     size_t bn, kn;
@@ -433,6 +450,108 @@ static vd_code check_meta(const vd_putreq *p, const char *where, vd_err *err) {
   return VD_OK;
 }
 
+/* A DeleteObjects answer read for batch b; arg: every object's key, decoded. */
+static void read_deleted(const char *body, size_t len, const vd_batch *b, const char *const *where, void *arg,
+                         vd_code *rc, vd_err *errs) {
+  char **key = arg;
+  const char **ks = malloc((size_t)b->m * sizeof *ks);
+  if (!ks) {
+    for (int j = 0; j < b->m; j++) rc[j] = vd_nomem(&errs[j]);
+    return;
+  }
+  for (int j = 0; j < b->m; j++) ks[j] = key[b->idx[j]];
+  vd_s3_parse_delete(body, len, ks, b->m, where, rc, errs);
+  free(ks);
+}
+
+/* Deletes in batches of up to VD_S3_DELETE_MAX keys of one bucket, the batches in
+ * parallel; a key no XML can carry goes alone, as a DELETE. A failed batch fails each of
+ * its objects, each message naming its own. */
+static void s3_del_many(vd_ctx *ctx, vd_delreq *d, int n) {
+  char **key = calloc(n ? (size_t)n : 1, sizeof *key), **where = calloc(n ? (size_t)n : 1, sizeof *where);
+  int *group = malloc((n ? (size_t)n : 1) * sizeof *group), *order = malloc((n ? (size_t)n : 1) * sizeof *order);
+  vd_batch *bs = calloc(n ? (size_t)n : 1, sizeof *bs);
+  int nb = 0;
+  if (!key || !where || !group || !order || !bs) {
+    for (int i = 0; i < n; i++) d[i].rc = vd_nomem(&d[i].err);
+    goto out;
+  }
+  for (int i = 0; i < n; i++) { /* group: -2 failed already, -1 alone, else the first index of its bucket */
+    const char *b, *k, *q;
+    size_t bn, kn;
+    char w[600];
+    vd_url_redact(d[i].url, w, sizeof w);
+    d[i].rc = VD_OK;
+    group[i] = -2;
+    if (!(where[i] = strdup(w)) || !(key[i] = malloc(strlen(d[i].url) + 1))) {
+      d[i].rc = vd_nomem(&d[i].err);
+      continue;
+    }
+    if (split(d[i].url, &b, &bn, &k, &kn, &q) || q) { /* a query names no object DeleteObjects could take */
+      group[i] = -1;
+      continue;
+    }
+    size_t dn = vd_pct_decode(key[i], k, kn);
+    if (dn != strlen(key[i]) || !vd_s3_delete_key_ok(key[i])) {
+      group[i] = -1;
+      continue;
+    }
+    group[i] = i;
+    for (int j = 0; j < i; j++) /* the same bucket as an earlier object: its group */
+      if (group[j] >= 0 && strncmp(d[j].url, d[i].url, (size_t)(b + bn - d[i].url)) == 0 &&
+          (d[j].url[b + bn - d[i].url] == '/' || !d[j].url[b + bn - d[i].url])) {
+        group[i] = group[j];
+        break;
+      }
+  }
+  for (int g = 0; g < n; g++) { /* each group cut into batches */
+    if (group[g] != g) continue;
+    int m = 0;
+    for (int i = g; i < n; i++)
+      if (group[i] == g) order[m++] = i;
+    for (int at = 0; at < m; at += VD_S3_DELETE_MAX) {
+      vd_batch *t = &bs[nb];
+      t->m = m - at < VD_S3_DELETE_MAX ? m - at : VD_S3_DELETE_MAX;
+      const char *b = strstr(d[g].url, "://") + 3;
+      size_t bn = strcspn(b, "/?#");
+      const char **ks = malloc((size_t)t->m * sizeof *ks);
+      char *url = NULL;
+      int bad = !ks || !(t->idx = malloc((size_t)t->m * sizeof *t->idx)) || !(url = malloc(bn + 24));
+      for (int j = 0; !bad && j < t->m; j++) ks[j] = key[t->idx[j] = order[at + j]];
+      if (!bad) {
+        sprintf(url, "s3://%.*s?delete=", (int)bn, b);
+        bad = vd_s3_delete_body(ks, t->m, &t->body);
+      }
+      free(ks);
+      if (bad) {
+        for (int j = at; j < at + t->m; j++) d[order[j]].rc = vd_nomem(&d[order[j]].err);
+        free(t->idx);
+        free(url);
+        vd_buf_free(&t->body);
+        memset(t, 0, sizeof *t);
+        continue;
+      }
+      t->put.url = url;
+      t->put.body = t->body.data;
+      t->put.len = t->body.len;
+      t->put.content_type = "application/xml";
+      nb++;
+    }
+  }
+  vd_http_send_batches(ctx, bs, nb, &s3_hook, read_deleted, key, d, where);
+  for (int i = 0; i < n; i++) /* the ones no batch could carry */
+    if (group[i] == -1 && !d[i].rc) d[i].rc = vd_http_del(ctx, d[i].url, &s3_hook, &d[i].err);
+out:
+  for (int k = 0; bs && k < n; k++) {
+    free(bs[k].idx);
+    free((char *)bs[k].put.url);
+    vd_buf_free(&bs[k].body);
+  }
+  for (int i = 0; key && i < n; i++) free(key[i]);
+  for (int i = 0; where && i < n; i++) free(where[i]);
+  free(key), free(where), free(group), free(order), free(bs);
+}
+
 /* A DELETE of a missing key is answered 204 like any other; a 404 is a missing bucket,
  * an error. */
 VD_HTTP_BACKEND(s3, &s3_hook)
@@ -443,4 +562,5 @@ const vd_backend_ops vd_s3_ops = {.id = VD_BE_S3,
                                   .list = s3_list,
                                   .del = s3_del,
                                   .hook = &s3_hook,
-                                  .put_many = s3_put_many};
+                                  .put_many = s3_put_many,
+                                  .del_many = s3_del_many};
