@@ -447,6 +447,15 @@ def check_faults(www, ngurl):
                 ok(not bad and st["faults"].get(kind), "http %s with every request for %s answered %s: %d relations "
                    "fail with the store's error naming it (%d faults given), no bad_source" % (
                        stem, fname, kind, len(rels), sum(st["faults"].get(kind, {}).values())), "\n".join(bad))
+        # a read past the first request (a 64 KiB head of a 448 KB main file): HDF5's error
+        # carries the store's words, not its own "driver read request failed"
+        big = "http://127.0.0.1:%d/huge/many_parts.vtkhdf" % proxy.port
+        proxy.arm(rate=1, kinds="503", url=re.escape("/many_parts.vtkhdf"), skip=1, seed=1)
+        p = sql(fast + "SELECT vdsql_config('vtkhdf_prefix', '65536');\nSELECT count(*) FROM vtkhdf_partitions(%s);"
+                % q(big))
+        err = [x for x in p.stderr.splitlines() if x.strip()]
+        ok(p.returncode != 0 and err and "(HDF5: %s: HTTP 503 Service Unavailable after 3 retries)" % big in err[0],
+           "http many_parts, its blocks past the head answered 503: the error carries the store's words", err[:2])
         proxy.off()
         # a 404 is a fact: missing_source, the reason the store's
         got = problems("%s/ext_missing.vtkhdf" % base)
