@@ -114,6 +114,36 @@ class Nginx:
             self.started = False
 
 
+class FaultProxy:
+    """tests/faultproxy.py in front of 127.0.0.1:upstream: port; arm(**settings) (the
+    relay's /_fault/arm query), off(), stats(), stop()."""
+
+    def __init__(self, upstream):
+        import sys as _sys
+        self.p = subprocess.Popen([_sys.executable, os.path.join(TOP, "tests", "faultproxy.py"), str(upstream), "3600"],
+                                  stdout=subprocess.PIPE, text=True)
+        self.port = int(self.p.stdout.readline())
+
+    def call(self, path, data=None):
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), data=data, timeout=30) as r:
+            return r.read()
+
+    def arm(self, **a):
+        import urllib.parse
+        self.call("/_fault/arm?" + urllib.parse.urlencode(a), b"")
+
+    def off(self):
+        self.call("/_fault/off", b"")
+
+    def stats(self):
+        return json.loads(self.call("/_fault/stats"))
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
+
+
 class _EnvServer:
     """A scripts/*-test-server that prints KEY=VALUE lines on start: started, error (why
     it did not start, naming its log), env (those lines as a dict, plus extra), state (its

@@ -43,15 +43,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "openvds"))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
-from taplib import Nginx, datasets, ok, plan, shell_args  # noqa: E402
+from taplib import FaultProxy, Nginx, datasets, ok, plan, shell_args  # noqa: E402
 from vdstarget import (AWS_VARS, LayerState, Via, check_layer, chunk_data, chunks_script, each_store, q, run,  # noqa: E402
                        staged, write_blob)
 
@@ -73,31 +71,12 @@ FAULT_WORDS = re.compile(r"HTTP 50[03]|reset by peer|Empty reply|Server returned
                          r"http_max_excess|partial|asked for", re.I)
 
 
-class Proxy:
-    """tests/faultproxy.py in front of 127.0.0.1:upstream."""
-
-    def __init__(self, upstream):
-        self.p = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(here), "faultproxy.py"), str(upstream),
-                                   "3600"], stdout=subprocess.PIPE, text=True)
-        self.port = int(self.p.stdout.readline())
-
-    def call(self, path, data=None):
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), data=data, timeout=30) as r:
-            return r.read()
+class Proxy(FaultProxy):
+    """The relay, its stalls STALL s unless told."""
 
     def arm(self, **a):
         a.setdefault("stall", STALL)
-        self.call("/_fault/arm?" + urllib.parse.urlencode(a), b"")
-
-    def off(self):
-        self.call("/_fault/off", b"")
-
-    def stats(self):
-        return json.loads(self.call("/_fault/stats"))
-
-    def stop(self):
-        self.p.kill()
-        self.p.wait()
+        super().arm(**a)
 
 
 def vsql(env, script):

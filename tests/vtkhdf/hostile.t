@@ -16,12 +16,18 @@ give (<stem>.expect.json, from the generator's own counts):
     nginx, the rows say disallowed_source with the exact reason, and
     vdsql_config('allowed_hosts', ...) lets the other host through;
   * secrets planted in the URL (userinfo, a presigned ?query) never appear in any output
-    of any vtkhdf_* relation, rows or errors.
+    of any vtkhdf_* relation, rows or errors;
+  * a sub-file the server could not serve (tests/faultproxy.py answering 503, resetting
+    the connection or sending a wrong Content-Range for that one file, every retry) makes
+    every vtkhdf_* relation that needs it fail with the store's error naming that file's
+    URL, never bad_source; a 404 stays missing_source, and a 403 (nginx's /forbidden/)
+    bad_source with NULL counts and true starts, as the generator says.
 Debian's python3 (/usr/bin/python3) runs it.
    env: SO (extension, default ./vdsql), SQLITE3, MKVTKHDF (default build/mkvtkhdf)"""
 import http.server
 import json
 import os
+import re
 import shutil
 import socketserver
 import subprocess
@@ -33,7 +39,7 @@ import time
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 mk = os.environ.get("MKVTKHDF", os.path.join(top, "build", "mkvtkhdf"))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import Nginx, ok, plan, shell_args  # noqa: E402
+from taplib import FaultProxy, Nginx, ok, plan, shell_args  # noqa: E402
 
 RELATIONS = ["vtkhdf_partitions", "vtkhdf_topologies", "vtkhdf_arrays", "vtkhdf_array_starts", "vtkhdf_sources",
              "vtkhdf_blocks"]
@@ -405,6 +411,76 @@ def check_secrets(base, huge_base):
                                                                            if "refers to" in x][:3])
 
 
+# what the store's error says of each fault the relay makes (its own words, or curl's)
+FAULT_SAYS = {"503": "HTTP 503 Service Unavailable after 3 retries",
+              "reset": ("Connection reset by peer", "Empty reply", "Server returned nothing", "Recv failure"),
+              "bad_range": "HTTP 206 answers bytes 1-"}
+FAULTED = [("ext_partitions", "ext_partitions_part1.vtkhdf", RELATIONS[:2] + ["vtkhdf_topologies",
+                                                                                  "vtkhdf_array_starts"]),
+           ("ext_composite", "ext_composite_BlockA.vtkhdf", RELATIONS),
+           ("ext_steps", "ext_steps_1.vtkhdf", ["vtkhdf_partitions", "vtkhdf_sources"]),
+           ("ext_partitions", "ext_partitions.vtkhdf", RELATIONS)]
+
+
+def check_faults(www, ngurl):
+    """Faults on one named file, through the relay: an error naming it, for each relation;
+    the 404 and the 403 of a real server: statuses."""
+    d = os.path.join(www, "vtkhdf")
+    proxy = FaultProxy(int(ngurl.rsplit(":", 1)[1]))
+    base = "http://127.0.0.1:%d/vtkhdf" % proxy.port
+    fast = "SELECT vdsql_config('http_retry_delay_ms', '10');\n"
+    try:
+        for kind, says in FAULT_SAYS.items():
+            for stem, fname, rels in FAULTED:
+                proxy.arm(rate=1, kinds=kind, url=re.escape("/" + fname), seed=1)
+                bad = []
+                for rel in rels:
+                    p = sql(fast + "SELECT * FROM %s(%s);" % (rel, q("%s/%s.vtkhdf" % (base, stem))))
+                    err = [x for x in p.stderr.splitlines() if x.strip()]
+                    want = "%s/%s: " % (base, fname)
+                    words = (says,) if isinstance(says, str) else says
+                    if p.returncode == 0 or not err or want not in err[0] or not any(w in err[0] for w in words):
+                        bad.append("%s: rc %d, error %s, rows %s" % (rel, p.returncode, err[:1], p.stdout[:300]))
+                    elif "_source" in p.stdout:
+                        bad.append("%s: rows with a status before the error: %s" % (rel, p.stdout[:300]))
+                st = proxy.stats()
+                ok(not bad and st["faults"].get(kind), "http %s with every request for %s answered %s: %d relations "
+                   "fail with the store's error naming it (%d faults given), no bad_source" % (
+                       stem, fname, kind, len(rels), sum(st["faults"].get(kind, {}).values())), "\n".join(bad))
+        # a read past the first request (a 64 KiB head of a 448 KB main file): HDF5's error
+        # carries the store's words, not its own "driver read request failed"
+        big = "http://127.0.0.1:%d/huge/many_parts.vtkhdf" % proxy.port
+        proxy.arm(rate=1, kinds="503", url=re.escape("/many_parts.vtkhdf"), skip=1, seed=1)
+        p = sql(fast + "SELECT vdsql_config('vtkhdf_prefix', '65536');\nSELECT count(*) FROM vtkhdf_partitions(%s);"
+                % q(big))
+        err = [x for x in p.stderr.splitlines() if x.strip()]
+        ok(p.returncode != 0 and err and "(HDF5: %s: HTTP 503 Service Unavailable after 3 retries)" % big in err[0],
+           "http many_parts, its blocks past the head answered 503: the error carries the store's words", err[:2])
+        proxy.off()
+        # a 404 is a fact: missing_source, the reason the store's
+        got = problems("%s/ext_missing.vtkhdf" % base)
+        want = ("missing_source", "%s/ext_missing_part1.vtkhdf: HTTP 404 Not Found" % base, 0)
+        ok(got.get(("/VTKHDF/NumberOfPoints", "ext_missing_part1.vtkhdf")) == want,
+           "http ext_missing (404): vtkhdf_sources says %s" % (want,), got)
+    except Exception as e:
+        ok(False, "http faults on one sub-file", str(e))
+    finally:
+        proxy.stop()
+    # a 403 is a fact too: bad_source (the generator's rows for a part1 that is unusable)
+    fb = ngurl + "/forbidden/vtkhdf"
+    for stem in LOCAL_BROKEN[:4]:
+        try:
+            bad = compare(parts("%s/%s.vtkhdf" % (fb, stem)), expected(d, stem))
+            got = problems("%s/%s.vtkhdf" % (fb, stem))
+        except Exception as e:
+            bad, got = [str(e)], {}
+        why = "%s/%s_part1.vtkhdf: HTTP 403 Forbidden" % (fb, stem)
+        refused = {k: v for k, v in got.items() if k[1] == stem + "_part1.vtkhdf"}
+        ok(not bad and refused and all(v == ("bad_source", why, None) for v in refused.values()),
+           "http %s with %s_part1 refused (403): bad_source, NULL counts, true starts, '%s'"
+           % (stem, stem, why.replace(fb, "DIR")), "\n".join(bad) + str(refused))
+
+
 def main():
     if not os.access(mk, os.X_OK):
         print("1..1\nnot ok 1 - %s not built (make)" % mk)
@@ -436,6 +512,7 @@ def main():
         ok(check_huge_http.returncode == 0 and check_huge_http.stdout.split() == ["0|missing_source", "1|missing_source"],
            "http huge_missing: rows stream as missing_source", check_huge_http.stdout + check_huge_http.stderr)
         check_secrets(base, base.rsplit("/", 1)[0] + "/huge")
+        check_faults(www, web.url)
         ok(Counter.counts["requests"] > 0, "the other host did serve when it was allowed (%d requests in all)"
            % Counter.counts["requests"])
     finally:

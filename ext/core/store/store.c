@@ -114,6 +114,7 @@ vd_code vd_get_many(vd_ctx *ctx, vd_getreq *reqs, int n) {
   for (int i = 0; i < n; i++) {
     reqs[i].rc = VD_OK;
     vd_err_clear(&reqs[i].err);
+    reqs[i].status = 0;
     reqs[i].info.size = -1;
     if ((reqs[i].rc = vd_url_check(reqs[i].url, &reqs[i].err))) continue;
     vd_backend_id b = vd_url_backend(reqs[i].url);

@@ -37,6 +37,11 @@ typedef struct vd_getreq {
   vd_objinfo info;
   vd_code rc;
   vd_err err;
+  /* The status of the server's final answer when it was an error (>= 400) that vdsql
+   * took as given (http-based backends; not a transport failure, not an answer vdsql
+   * refused, such as a wrong Content-Range); 0 otherwise. rc alone cannot tell a 403 (the server
+   * refuses this object) from a 503 (it could not answer now): both are VD_IO. */
+  long status;
 } vd_getreq;
 
 /* Runs every request (in parallel where possible); each gets its own rc/err. Returns

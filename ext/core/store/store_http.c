@@ -842,6 +842,7 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
   /* a range from the start of an empty object: nothing to read, as a read that ends at
    * the end of an object is short (nginx answers 200 and no body; S3 and others 416 with a Content-Range total of 0) */
   int empty = status == 416 && !x->head && !x->method && r->off == 0 && x->cr_unsat == 0;
+  if (status >= 400 && !empty) r->status = status; /* a final answer taken as given: a refusal told from a fault */
   if (x->hook && x->hook->answer && status >= 400 && !empty) {
     char bare[64] = ""; /* the code without the transport's " (...)" */
     if (code[0]) snprintf(bare, sizeof bare, "%.*s", (int)(strlen(code) - 3), code + 2);

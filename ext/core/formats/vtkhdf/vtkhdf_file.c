@@ -91,6 +91,7 @@ vd_code vhr_assembly(rd *r, hid_t root, hid_t g, const char *path, int depth) {
         /* the file must open as HDF5 and hold the object, as HDF5 will need it */
         if ((resolved = vh5_resolve(r->path, efile, &src))) vh5_check_object(resolved, eobj, -1, 0, &src);
         if (!resolved || !(shown = vh_shown(resolved))) rc = vd_nomem(r->err);
+        else rc = vh5_found_err(&src, r->err); /* the store could not say what it is: an error, not a status */
         L.holder = resolved, L.shown = shown;
         snprintf(L.where, sizeof L.where, "%s: block %s (%s in %s)", r->name, child, eobj, shown ? shown : "");
       }

@@ -408,10 +408,23 @@ static int memo_known(const char *p) {
   return 0;
 }
 
-static void set_found(vh5_found *f, vh5_state st, int exists, const char *why) {
+static void set_found(vh5_found *f, vh5_state st, int exists, const char *why, vd_code code) {
   free(f->why);
-  f->state = st, f->exists = exists;
+  f->state = st, f->exists = exists, f->code = code;
   f->why = why ? strdup(why) : NULL;
+}
+
+vd_code vh5_found_err(const vh5_found *f, vd_err *err) {
+  if (f->state != VH5_FAILED) return VD_OK;
+  return vd_fail(err, f->code ? f->code : VD_IO, "%s", f->why ? f->why : "a sub-file could not be read");
+}
+
+/* The driver's last failure, when it tells nothing of remote file p: p is then VH5_FAILED */
+static int driver_failed(const char *p, char *why, size_t n, vd_code *code) {
+  if (!vh_is_url(p) || !vh_vfd_last_code() || vh_vfd_last_fact()) return 0;
+  *code = vh_vfd_last_code();
+  snprintf(why, n, "%s", vh_vfd_last_error());
+  return 1;
 }
 
 const char *vh5_status(vh5_state st) {
@@ -419,6 +432,7 @@ const char *vh5_status(vh5_state st) {
     case VH5_OK: return "ok";
     case VH5_MISSING: return "missing_source";
     case VH5_BAD: return "bad_source";
+    case VH5_FAILED: return "error"; /* never shown: the read fails */
     default: return "disallowed_source";
   }
 }
@@ -436,13 +450,14 @@ static hid_t open_file(const char *p) {
 static void probe_file(const char *p, vh5_found *out) {
   memo *m = memo_get(p);
   if (m && (int)m->f.state >= 0) {
-    set_found(out, m->f.state, m->f.exists, m->f.why);
+    set_found(out, m->f.state, m->f.exists, m->f.why, m->f.code);
     return;
   }
   char shown[600], why[1200], hm[256];
   vh_show(p, shown, sizeof shown);
   vh5_state st = VH5_OK;
   int exists = 1;
+  vd_code code = VD_OK;
   vd_err e;
   why[0] = 0;
   if (vh_is_url(p) && !S.remote) { /* HDF5 reads a local file's sub-files as local paths */
@@ -464,6 +479,8 @@ static void probe_file(const char *p, vh5_found *out) {
     hid_t f = open_file(p);
     if (f >= 0) {
       H5Fclose(f);
+    } else if (driver_failed(p, why, sizeof why, &code)) { /* nothing learnt: not a status, an error */
+      st = VH5_FAILED, exists = -1;
     } else if (vh_is_url(p) && vh_vfd_last_code()) { /* the server's answer, or the driver's */
       vd_code c = vh_vfd_last_code();
       st = c == VD_NOTFOUND ? VH5_MISSING : VH5_BAD;
@@ -482,8 +499,8 @@ static void probe_file(const char *p, vh5_found *out) {
     }
     H5Eclear2(H5E_DEFAULT);
   }
-  set_found(out, st, exists, why[0] ? why : NULL);
-  if ((m = memo_get(p))) set_found(&m->f, st, exists, out->why);
+  set_found(out, st, exists, why[0] ? why : NULL, code);
+  if ((m = memo_get(p))) set_found(&m->f, st, exists, out->why, code);
 }
 
 void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t nmapped, vh5_found *f) {
@@ -528,8 +545,12 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
     }
     if (fid >= 0) H5Fclose(fid);
     H5Eclear2(H5E_DEFAULT);
+    vd_code code = VD_OK;
+    int exists = 1;
+    /* the open (or a read past the head) failed on the way: the file may well hold it */
+    if (st != VH5_OK && driver_failed(file, why, sizeof why, &code)) st = VH5_FAILED, exists = -1;
     if ((m = memo_get(key))) {
-      set_found(&m->f, st, 1, why[0] ? why : NULL);
+      set_found(&m->f, st, exists, why[0] ? why : NULL, code);
       m->rank = rank;
       if (rank > 0 && (m->dims = malloc((size_t)rank * sizeof *m->dims))) memcpy(m->dims, dims, (size_t)rank * sizeof *dims);
     }
@@ -537,7 +558,7 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
   free(key);
   if (!m) return;
   if (m->f.state != VH5_OK) {
-    set_found(f, m->f.state, m->f.exists, m->f.why);
+    set_found(f, m->f.state, m->f.exists, m->f.why, m->f.code);
     return;
   }
   if (srcspace < 0) return;
@@ -552,18 +573,18 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
     if (m->rank < 0 || have < (uint64_t)nmapped) {
       snprintf(why, sizeof why, "%s: %s has %llu values, the virtual dataset maps %lld", shown, obj,
                (unsigned long long)(m->rank < 0 ? 0 : have), (long long)nmapped);
-      set_found(f, VH5_BAD, 1, why);
+      set_found(f, VH5_BAD, 1, why, VD_OK);
     }
   } else if (r != m->rank) {
     snprintf(why, sizeof why, "%s: %s has %d dimensions, the virtual dataset maps %d", shown, obj, m->rank, r);
-    set_found(f, VH5_BAD, 1, why);
+    set_found(f, VH5_BAD, 1, why, VD_OK);
   } else if (r > 0 && m->dims && H5Sget_select_bounds(srcspace, s0, e0) >= 0) {
     for (int d = 0; d < r; d++)
       if (e0[d] >= m->dims[d]) {
         snprintf(why, sizeof why, "%s: %s has %llu %s, the virtual dataset maps %s %llu..%llu", shown, obj,
                  (unsigned long long)m->dims[d], d ? "columns" : "rows", d ? "columns" : "rows",
                  (unsigned long long)s0[d], (unsigned long long)e0[d]);
-        set_found(f, VH5_BAD, 1, why);
+        set_found(f, VH5_BAD, 1, why, VD_OK);
         break;
       }
   }
@@ -637,11 +658,12 @@ char *vh5_resolve(const char *holder, const char *name, vh5_found *f) {
     vh5_found x = {0};
     probe_file(c[i], &x);
     /* the first that opens wins; else the first that is there (or was not asked for) */
-    int better = pick < 0 || x.state == VH5_OK || (best.state == VH5_MISSING && x.state != VH5_MISSING);
+    int better = pick < 0 || x.state == VH5_OK || x.state == VH5_FAILED ||
+                 (best.state == VH5_MISSING && x.state != VH5_MISSING);
     if (better) {
       vh5_found_free(&best);
       best = x, pick = i;
-      if (x.state == VH5_OK) break;
+      if (x.state == VH5_OK || x.state == VH5_FAILED) break;
     } else {
       vh5_found_free(&x);
     }
@@ -741,6 +763,7 @@ vd_code vh5_vds_maps(hid_t loc, const char *name, const char *holder, const char
         else if (!(v[i].resolved = vh5_resolve(holder, v[i].file, &v[i].src))) rc = vd_nomem(err);
         else if (!(v[i].shown = vh_shown(v[i].resolved))) rc = vd_nomem(err);
         else vh5_check_object(v[i].resolved, v[i].dset, ss, H5Sget_select_npoints(vs), &v[i].src); /* holds them? */
+        if (!rc) rc = vh5_found_err(&v[i].src, err);
         /* a contiguous block of a 1-D dataset from a contiguous block (or all) of a 1-D source */
         hsize_t ss0[H5S_MAX_RANK] = {0}, se0[H5S_MAX_RANK] = {0};
         int all = ss >= 0 && H5Sget_select_type(ss) == H5S_SEL_ALL;

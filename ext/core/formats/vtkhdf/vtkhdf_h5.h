@@ -62,7 +62,9 @@ typedef enum vh5_state {
   VH5_OK,         /* it opens as HDF5 (and holds the object, with the shape mapped) */
   VH5_MISSING,    /* no such file (a 404) */
   VH5_BAD,        /* there, but not HDF5, or without the object, or too small */
-  VH5_DISALLOWED  /* a remote main file's sub-file on another host, or a malformed URL: never requested */
+  VH5_DISALLOWED, /* a remote main file's sub-file on another host, or a malformed URL: never requested */
+  VH5_FAILED      /* nothing learnt: its request failed in transit, or with a 5xx, or with an answer vdsql
+                     refused (vh_vfd_last_fact). Never a status: the read fails (vh5_found_err) */
 } vh5_state;
 /* The partition status of a state: ok, missing_source, bad_source, disallowed_source */
 const char *vh5_status(vh5_state st);
@@ -72,19 +74,25 @@ typedef struct vh5_found {
   vh5_state state;
   int exists;   /* 1, 0, or -1 when not asked (disallowed, a failed HEAD) */
   char *why;    /* malloc'd, NULL when ok: the fault, naming the file (redacted) */
+  vd_code code; /* VH5_FAILED: the store's code */
 } vh5_found;
 void vh5_found_free(vh5_found *f);
+/* VD_OK, unless f is VH5_FAILED: then err gets the store's own error (its code, and its
+ * message, which names the URL and the fault). */
+vd_code vh5_found_err(const vh5_found *f, vd_err *err);
 
 /* Where a file name stored in holder (VDS source or external link) really is, following
  * HDF5 1.10's rules: "." is holder; relative names against holder's directory, then the
  * CWD; a missing absolute name is looked for by its basename next to holder. The first
- * candidate that opens as HDF5 wins, as in HDF5. A remote holder's candidates are URLs
+ * candidate that opens as HDF5 wins, as in HDF5; one that failed (VH5_FAILED) ends the
+ * search, since which one HDF5 would take is not known. A remote holder's candidates are URLs
  * that must pass vh_url_check (a name that is not one is disallowed, not asked for).
  * Returns the path (malloc'd; where it was expected when missing) and *f. */
 char *vh5_resolve(const char *holder, const char *name, vh5_found *f);
 /* When f is ok: whether file holds obj (any object), and when srcspace >= 0 a dataset of
  * srcspace's rank whose extent covers srcspace's selection (of the whole source: that
- * holds at least nmapped values); else f becomes VH5_BAD. */
+ * holds at least nmapped values); else f becomes VH5_BAD, or VH5_FAILED when a read of
+ * a remote file failed without telling anything of it. */
 void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t nmapped, vh5_found *f);
 
 /* One mapping of a virtual dataset, along its first dimension. */

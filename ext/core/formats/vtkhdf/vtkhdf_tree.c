@@ -145,7 +145,8 @@ vd_code vhr_walk_sources(rd *r, hid_t g, const char *path, const char *holder, i
       vh5_found src;
       char *res = vh5_resolve(holder, file, &src);
       if (res) vh5_check_object(res, obj, -1, 0, &src);
-      rc = res ? add_source(r, child, "external_link", file, res, obj, &src) : vd_nomem(r->err);
+      rc = !res ? vd_nomem(r->err) : vh5_found_err(&src, r->err);
+      if (!rc) rc = add_source(r, child, "external_link", file, res, obj, &src);
       if (!rc && src.state == VH5_OK) {
         hid_t cg = H5Gopen2(g, ns.v[i], H5P_DEFAULT);
         if (cg >= 0) {

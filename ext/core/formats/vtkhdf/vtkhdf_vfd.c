@@ -42,6 +42,7 @@ typedef struct vfd_file {
 } vfd_file;
 
 static _Thread_local vd_err last_err; /* why the last open or read failed, for vh_open's message */
+static _Thread_local int last_fact;   /* last_err is a fact about the file (vh_vfd_last_fact) */
 static hid_t driver_id = -1;
 static _Thread_local vd_ctx *cur_ctx;
 static _Thread_local const char *cur_base;
@@ -148,6 +149,23 @@ void vh_vfd_forget(vd_ctx *ctx) {
 
 const char *vh_vfd_last_error(void) { return last_err.msg; }
 vd_code vh_vfd_last_code(void) { return last_err.msg[0] ? last_err.code : VD_OK; }
+int vh_vfd_last_fact(void) { return last_err.msg[0] && last_fact; }
+
+/* A failure that tells nothing of the file also goes onto HDF5's error stack, innermost,
+ * so the error of whatever HDF5 call it broke carries the store's own words (the URL and
+ * the fault) rather than HDF5's "read failed". */
+static void push_fault(void) {
+  if (last_err.msg[0] && !last_fact)
+    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_VFL, H5E_READERROR, "%s", last_err.msg);
+}
+
+/* Whether the server's failed answer r to a file's first request is a fact about the
+ * file: not there, or refused for good. The store words a 403 and a 503 alike (VD_IO),
+ * so its status tells them apart; a 408 or 429 is "not now", like a 5xx. */
+static int answer_is_fact(const vd_getreq *r) {
+  if (r->rc == VD_NOTFOUND) return 1;
+  return r->status >= 400 && r->status < 500 && r->status != 408 && r->status != 429;
+}
 
 /* HDF5 composes sub-file names by prefixing the parent's directory, and for a name that
  * is not an absolute path it prefixes the current directory too ("/cwd/http://h/d/x",
@@ -295,6 +313,7 @@ static vd_blob *take_head(vd_ctx *ctx, const char *url, vd_getreq *r, int64_t *s
   vd_objinfo_free(&r->info);
   if (r->rc) {
     last_err = r->err;
+    last_fact = answer_is_fact(r);
     if (r->rc == VD_NOTFOUND) remember_size(ctx, url, GONE);
     vd_buf_free(&buf);
     return NULL;
@@ -316,6 +335,7 @@ static vd_blob *take_head(vd_ctx *ctx, const char *url, vd_getreq *r, int64_t *s
   if (*size == 0) { /* HDF5 would only say that it finds no signature */
     vd_buf_free(&buf);
     vd_fail(&last_err, VD_INVALID, "%s: not an HDF5 file (it is empty)", shown);
+    last_fact = 1;
     return NULL;
   }
   vd_blob *head = vd_blob_from_buf(&buf);
@@ -423,6 +443,7 @@ static H5FD_t *open_url(vd_ctx *ctx, const char *base, const char *url);
 static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   (void)maxaddr;
   vd_err_clear(&last_err);
+  last_fact = 0;
   char shown[600];
   if (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) {
     vh_show(name, shown, sizeof shown);
@@ -444,6 +465,7 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
   const char *url = vh_vfd_url(name);
   if (!url) { /* a local name HDF5 tried (an absolute sub-file path, a name as stored): not ours */
     vd_fail(&last_err, VD_NOTFOUND, "%s: not a URL", shown);
+    last_fact = 1;
     return NULL;
   }
   char *own = vh_vfd_derived(base, url);
@@ -453,6 +475,7 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
   }
   H5FD_t *r = open_url(ctx, base, own);
   free(own);
+  if (!r) push_fault();
   return r;
 }
 
@@ -460,7 +483,7 @@ static H5FD_t *v_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
 static H5FD_t *open_url(vd_ctx *ctx, const char *base, const char *url) {
   char shown[600];
   /* a sub-file: only on the main file's scheme, host and port (or allowed_hosts) */
-  if (vh_url_check(ctx, base, url, &last_err)) return NULL;
+  if (vh_url_check(ctx, base, url, &last_err)) return (last_fact = 1), NULL;
   vfd_file *f = live_file(ctx, url, 1);
   if (f) { /* closed by HDF5 during this read: everything it learnt is still good */
     f->kept = 0, nkept--;
@@ -480,6 +503,7 @@ static H5FD_t *open_url(vd_ctx *ctx, const char *base, const char *url) {
   } else if ((size = known_size(ctx, url)) == GONE) {
     vh_show(url, shown, sizeof shown);
     vd_fail(&last_err, VD_NOTFOUND, "%s: not found", shown);
+    last_fact = 1;
     return NULL;
   } else if (size < 0 || size <= prefix_of(ctx)) { /* the first request: it tells the size */
     if (!(head = fetch_head(ctx, url, &size))) return NULL;
@@ -559,6 +583,7 @@ static int fetch(vfd_file *f, int64_t b0, int64_t b1) {
   if (off + len > (int64_t)f->eof) len = (int64_t)f->eof - off;
   if (len <= 0) return 0;
   vd_buf buf = {0};
+  last_fact = 0; /* a block of a file that answered before: any failure is a fault */
   int rc = vd_get(f->ctx, f->url, off, len, &buf, NULL, &last_err) ? -1 : keep_blocks(f, b0, b1, &buf);
   vd_buf_free(&buf);
   return rc;
@@ -598,6 +623,7 @@ int vh_vfd_want(const hid_t *obj, const int64_t *off, const int64_t *len, int n)
   int64_t b0[WANT_RUNS], b1[WANT_RUNS], nblocks = 0;
   int m = 0;
   vd_err_clear(&last_err);
+  last_fact = 0;
   for (int i = 0; i < n; i++) { /* the runs of missing blocks, at most half a cache in all */
     vfd_file *f = len[i] > 0 ? file_of(obj[i]) : NULL;
     if (!f) continue;
@@ -650,7 +676,7 @@ static herr_t v_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, si
     }
     int64_t e = b;
     while (e + 1 <= last && e + 1 <= lastreal && e - b + 1 < NCACHE / 2 && slot_of(f, e + 1) < 0) e++;
-    if (fetch(f, b, e)) return -1;
+    if (fetch(f, b, e)) return push_fault(), -1;
     b = e + 1;
   }
   for (size_t done = 0; done < size;) {
@@ -667,7 +693,7 @@ static herr_t v_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, si
     int s = b <= lastreal ? slot_of(f, b) : -1;
     if (s < 0) {
       if (b <= lastreal) { /* evicted by a run longer than the cache: fetch it alone */
-        if (fetch(f, b, b) || (s = slot_of(f, b)) < 0) return -1;
+        if (fetch(f, b, b) || (s = slot_of(f, b)) < 0) return push_fault(), -1;
       }
     }
     if (s >= 0 && in < f->len[s]) {

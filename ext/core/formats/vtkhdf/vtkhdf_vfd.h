@@ -50,6 +50,13 @@ int vh_vfd_known(vd_ctx *ctx, const char *url);
  * code (VD_NOTFOUND: the server said the file is not there). */
 const char *vh_vfd_last_error(void);
 vd_code vh_vfd_last_code(void);
+/* Whether that failure is a fact about the file: the server said it is not there (404,
+ * 410) or refused it for good (any other 4xx but 408 and 429: 401, 403, ...), or it is
+ * empty, or its name was never asked for (not a URL, another host). 0 when it says
+ * nothing of the file, so a read must fail with vh_vfd_last_error(): a fault in transit
+ * (a reset, a timeout), a 5xx, 408 or 429 after the retries, an answer vdsql refused (a
+ * wrong Content-Range, a short or over-long body), no memory. */
+int vh_vfd_last_fact(void);
 /* The URL the driver opens for url, a name HDF5 composed from the main file's URL base:
  * base's ?query carried (vd_url_carry_query), and when that query holds a '/' (HDF5 then
  * joins sub-file names after it, inside the query) the name put back next to the main
