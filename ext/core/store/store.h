@@ -287,8 +287,15 @@ vd_code vd_putq_open(vd_ctx *ctx, int window, size_t max_bytes, vd_putq **out, v
  * first failure. */
 vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *meta, int nmeta, int64_t tag,
                      vd_err *err);
-/* A finished put, without waiting: 1 with its tag, code and error, 0 when none is. */
-int vd_putq_take(vd_putq *q, int64_t *tag, vd_code *rc, vd_err *err);
+/* The same, put create-only (If-None-Match): when an object is at url already, the
+ * same body and metadata go to fallback instead (a plain put), and the push is handed
+ * back with *fell set. A writer's way to put an object at its final key when nothing
+ * is there, and aside otherwise, at the cost of one refused request. */
+vd_code vd_putq_push_create(vd_putq *q, const char *url, const char *fallback, vd_buf *body, const vd_kv *meta,
+                            int nmeta, int64_t tag, vd_err *err);
+/* A finished put, without waiting: 1 with its tag, code and error, and (fell, may be
+ * NULL) whether it went to its fallback; 0 when none is. */
+int vd_putq_take(vd_putq *q, int64_t *tag, int *fell, vd_code *rc, vd_err *err);
 /* Whether a put of tag was pushed and has not finished yet. */
 int vd_putq_busy(const vd_putq *q, int64_t tag);
 /* Waits until the put of tag has finished (VD_OK), or every put when tag < 0; VD_INTERRUPTED
