@@ -276,6 +276,20 @@ def staged(t, name):
             or k.startswith(".vdsql-put-")]
 
 
+def leftovers(t, name, layer, chunk_bytes):
+    """Objects at chunk keys that no entry names: what a transaction put at a key (plain
+    INSERT of a new chunk) and never committed; a constant's key holds at most an empty one."""
+    s = LayerState(t, name, layer, chunk_bytes)
+    out = []
+    for k in t.keys(name):
+        if not k.startswith(layer + "/") or "/ChunkMetadata/" in k:
+            continue
+        c = int(k[len(layer) + 1:])
+        if c not in s.entries or (isinstance(s.data.get(c), tuple) and t.get(name, k)[0]):
+            out.append(k)
+    return out
+
+
 def check_layer(t, name, layer, chunk_bytes, committed, what):
     """The layer equals committed ({chunk: bytes}) and is self-consistent, as TAP; returns
     its LayerState."""
