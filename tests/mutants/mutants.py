@@ -101,7 +101,7 @@ MUTANTS = [
          suites=[REL_FILE]),
     dict(name="vds_repair_keeps_uncommitted", file="**/openvds_audit.c",
          find="    if (r.verdict == VDS_V_UNCOMMITTED && r.page_status != VDS_S_DATA && r.obj->mtime <= cut) {",
-         replace="    if (0) {",
+         replace="    if (r.verdict == VDS_V_UNCOMMITTED && r.page_status != VDS_S_DATA && r.obj->mtime <= cut && 0) {",
          why="vds_repair never deletes what killed writers put at chunk keys (stage_ttl 0)",
          suites=[REL_FILE]),
     # ---- OpenVDS commits: fencing (issue 27)

@@ -108,6 +108,22 @@ def suite(t, tmp):
     ok(not staging(t), "%s: the refused COMMIT deleted its staged objects" % K, staging(t)[:5])
     ok(not leftovers(t), "%s: and took back the objects it put at its new chunks' keys" % K, leftovers(t)[:5])
 
+    # a writer that rolls back while another open transaction holds the key of the same new
+    # chunk (its put at the key was refused: it staged) leaves the other's object alone
+    c1 = sorted(set(range(NCHUNKS)) - set(committed))[0]
+    bb, ab = {c1: data(rng)}, {c1: data(rng)}
+    b = popen(t, insert_script(url, [c1], "", files_of(tmp, bb), marker=marker + "b", end=".shell sleep 1\nCOMMIT;"))
+    t0 = time.time()
+    while not os.path.exists(marker + "b") and time.time() - t0 < 60:
+        time.sleep(0.02)
+    out, err, rc = run(t, insert_script(url, [c1], "", files_of(tmp, ab), end="ROLLBACK;"))
+    berr = b.stderr.read()
+    b.wait()
+    committed.update(bb)
+    ok(rc == 0 and b.returncode == 0, "%s: a plain INSERT of a new chunk rolled back while another open transaction "
+       "had put it at its key; that one commits" % K, [err, berr])
+    check(t, committed, "%s, after one writer's ROLLBACK and the other's COMMIT of one new chunk" % K)
+
     # a constant replacing a data chunk: its key gets an empty object with the constant's hash
     c0 = sorted(committed)[0]
     z = {c0: b"\x07" * CHUNK}
