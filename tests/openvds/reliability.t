@@ -112,7 +112,7 @@ def suite(t, tmp):
     # chunk (its put at the key was refused: it staged) leaves the other's object alone
     c1 = sorted(set(range(NCHUNKS)) - set(committed))[0]
     bb, ab = {c1: data(rng)}, {c1: data(rng)}
-    b = popen(t, insert_script(url, [c1], "", files_of(tmp, bb), marker=marker + "b", end=".shell sleep 1\nCOMMIT;"))
+    b = popen(t, insert_script(url, [c1], "", files_of(tmp, bb), marker=marker + "b", end=".shell sleep 3\nCOMMIT;"))
     t0 = time.time()
     while not os.path.exists(marker + "b") and time.time() - t0 < 60:
         time.sleep(0.02)
