@@ -327,6 +327,16 @@ def case_kill(t, tmp, rng):
        leftovers(t, name, committed) + staged(t, name))
     a, err, rc = audit(t, url)
     ok(rc == 0 and a == {x: ("ok", "") for x in committed}, "%s: vds_audit: every chunk ok" % K, [a, err])
+    # an object with a vdsqltx at the key of a data entry it is not: never deleted (the
+    # entry needs its key), whatever its age
+    body, meta = t.get(name, key(0))
+    t.put_raw(name, key(0), body, dict(meta, vdsqltx="0123456789abcdef", vdschunkmetadata="AQIDBAUGBwg="))
+    planted = t.get(name, key(0))
+    a, err, rc = audit(t, url)
+    out, err2, rc2 = run(t, "SELECT vdsql_config('stage_ttl', 0);\nSELECT vds_repair(%s, %s);" % (q(url), q(L)))
+    ok(rc == 0 and a.get(0, ("",))[0] == "uncommitted_object" and "0123456789abcdef" in a[0][1] and rc2 == 0
+       and t.get(name, key(0)) == planted, "%s: a vdsqltx object at a data entry's key (other hash): "
+       "uncommitted_object, and vds_repair with stage_ttl 0 keeps it" % K, [a.get(0), err, err2])
 
 
 def case_replaced(t, tmp, rng):
