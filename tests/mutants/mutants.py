@@ -29,6 +29,10 @@ FENCE_FILE = "FENCE_STORES=file FENCE_ROUNDS=2 tests/openvds/fencing.t"
 # the fault suite's writes on radosgw alone, with few faulted rounds (the aimed lost
 # answers are what these mutants break): about a minute
 FAULTS_AIMED = "FAULT_STORES=s3 FAULT_READS=1 FAULT_ROUNDS=2 tests/store/faults.t"
+# the direct-put suite on local files (a few seconds), or on radosgw for the queue's
+# asynchronous puts (about half a minute with the server's start)
+DIRECT_FILE = "DIRECT_STORES=file tests/openvds/direct.t"
+DIRECT_S3 = "DIRECT_STORES=s3 tests/openvds/direct.t"
 # batched deletes with the counts that tell batch sizes apart (1001: 2 S3, 4 Azure requests)
 DELMANY = "DELMANY_COUNTS='1 1001' tests/store/delete_many.t"
 
@@ -71,12 +75,6 @@ MUTANTS = [
          replace="return x->bytes || x->zero || x->zero_staged;",
          why="a chunk put at its key is copied from a staging object it never had: every plain INSERT's COMMIT fails",
          suites=["tests/openvds/write.t"]),
-    dict(name="vds_direct_overwrites", file="**/putq.c",
-         find=".meta = s->meta, .nmeta = s->nmeta, .if_none_match = fallback != NULL};",
-         replace=".meta = s->meta, .nmeta = s->nmeta, .if_none_match = 0};",
-         why="a new chunk's put at its key without If-None-Match: two writers of the chunk overwrite each other's "
-             "object, and the first to commit publishes an entry beside the other's bytes",
-         suites=["REL_STORES=s3 REL_TRIALS=6 REL_ROUNDS=1 tests/openvds/reliability.t"]),
     dict(name="vds_direct_no_fallback_file", file="**/putq.c",
          find="    if (rc == VD_PRECONDITION && fallback) {",
          replace="    if (0) {",
@@ -94,16 +92,45 @@ MUTANTS = [
          why="a refused writer takes back whatever vdsql put at a key, another transaction's committed object "
              "included: committed chunks lost",
          suites=[REL_FILE]),
-    dict(name="vds_audit_adopts_uncommitted", file="**/openvds_audit.c",
-         find="  if (e && o->tx && !(written && decoded && e->hash == oh)) {",
-         replace="  if (0) {",
-         why="vds_repair adopts the object a killed writer's plain INSERT put at its key: half a transaction published",
-         suites=[REL_FILE]),
     dict(name="vds_repair_keeps_uncommitted", file="**/openvds_audit.c",
          find="    if (r.verdict == VDS_V_UNCOMMITTED && r.page_status != VDS_S_DATA && r.obj->mtime <= cut) {",
          replace="    if (r.verdict == VDS_V_UNCOMMITTED && r.page_status != VDS_S_DATA && r.obj->mtime <= cut && 0) {",
          why="vds_repair never deletes what killed writers put at chunk keys (stage_ttl 0)",
          suites=[REL_FILE]),
+    dict(name="vds_direct_put_unconditional", file="**/openvds_writer.c",
+         find="if (key) vd_putq_push_create(w->up, key, url, body, kv, 2, p->chunk, &e);",
+         replace="if (key) vd_putq_push(w->up, key, body, kv, 2, p->chunk, &e);",
+         why="a new chunk's object put at its key without If-None-Match: a second writer of the chunk overwrites "
+             "the first one's object, which the first then publishes under its own hash",
+         suites=[DIRECT_FILE]),
+    dict(name="putq_create_unconditional", file="**/store/putq.c",
+         find=".meta = s->meta, .nmeta = s->nmeta, .if_none_match = fallback != NULL};",
+         replace=".meta = s->meta, .nmeta = s->nmeta, .if_none_match = 0};",
+         why="the upload queue sends a create-only push as a plain PUT (S3, Azure): it never falls back to staging",
+         suites=[DIRECT_S3]),
+    dict(name="vds_rollback_keeps_direct", file="**/openvds_writer.c",
+         find="  clean_keys(w, 1);\n  reset(w);",
+         replace="  reset(w);",
+         why="ROLLBACK leaves the objects its plain INSERTs put at their keys",
+         suites=[DIRECT_FILE]),
+    dict(name="vds_audit_adopts_uncommitted", file="**/openvds_audit.c",
+         find="  if (e && o->tx && !(written && decoded && e->hash == oh)) {",
+         replace="  if (0) {",
+         why="vds_audit takes an object an open, rolled-back or killed transaction put at its key for an "
+             "orphan_object, and vds_repair publishes it",
+         suites=[DIRECT_FILE]),
+    dict(name="vds_clean_not_ours", file="**/openvds_direct.c",
+         find="  if (!t || strcmp(t, tx) != 0) return 0;",
+         replace="  if (0 && (!t || strcmp(t, tx) != 0)) return 0;",
+         why="taking back what a transaction left at its keys ignores vdsqltx: a writer refused at a key and rolled "
+             "back deletes the object another open transaction put there",
+         suites=[DIRECT_FILE]),
+    dict(name="putq_stop_strands_fallback", file="**/store/putq.c",
+         find="while (!q->failed && q->sent < q->parallel) {",
+         replace="while (!q->failed && !q->stopped && q->sent < q->parallel) {",
+         why="after a ROLLBACK stopped the queue, a create-only put refused (412) by its own first attempt waits "
+             "for a start that never comes: ROLLBACK spins forever",
+         suites=[DIRECT_S3]),
     # ---- OpenVDS commits: fencing (issue 27)
     dict(name="vds_page_fence_ignored", file="**/openvds_pages_write.c",
          find="if (pl->fence && (rc = pl->fence(pl->fence_arg, err))) break;\n  }\n  if (!rc) {\n    count_page",
@@ -196,8 +223,8 @@ MUTANTS = [
          why="vds_chunks ignores its LIMIT hint: a LIMIT scan fetches pages ahead past the one that fills it",
          suites=["tests/openvds/scan_http.t"]),
     dict(name="putq_one_in_flight", file="**/store/putq.c",
-         find="while (!q->failed && !q->stopped && q->sent < q->parallel) {",
-         replace="while (!q->failed && !q->stopped && q->sent < 1) {",
+         find="while (!q->failed && q->sent < q->parallel) {",
+         replace="while (!q->failed && q->sent < 1) {",
          why="the upload queue keeps one PUT in flight, not max_parallel",
          suites=["tests/openvds/uploads.t"]),
     dict(name="put_waits_for_100", file="**/store/store_http.c",

@@ -122,9 +122,11 @@ static void drop_waiting(vd_putq *q, const char *why) {
     }
 }
 
-/* Starts the oldest waiting puts while fewer than parallel are in flight. */
+/* Starts the oldest waiting puts while fewer than parallel are in flight. After a stop
+ * only fallbacks wait (vd_putq_stop dropped the rest): each finishes a put that was in
+ * flight, which the caller waits for (left waiting, vd_putq_wait would spin forever). */
 static void start_waiting(vd_putq *q) {
-  while (!q->failed && !q->stopped && q->sent < q->parallel) {
+  while (!q->failed && q->sent < q->parallel) {
     pslot *s = NULL;
     for (int i = 0; i < q->window; i++)
       if (q->s[i].state == WAITING && (!s || q->s[i].seq < s->seq)) s = &q->s[i];
