@@ -232,12 +232,12 @@ def chunks_script(url, layer, rows, mode="OR REPLACE", files=None, marker=None, 
 
 
 class LayerState:
-    """A layer of an RLE dataset of single-channel U8 chunks of chunk_bytes, as an
-    independent reader sees it: the LayerStatus entry (status), the page entries
+    """A layer of a dataset of single-channel U8 chunks of chunk_bytes (objects compressed
+    with method: RLE, or None), as an independent reader sees it: the LayerStatus entry (status), the page entries
     ({chunk: hash}), what each chunk holds ({chunk: bytes, or ("constant", hash)}), the
     chunks whose object disagrees with their entry (bad) and the objects' sizes."""
 
-    def __init__(self, t, name, layer, chunk_bytes):
+    def __init__(self, t, name, layer, chunk_bytes, method="RLE"):
         self.t, self.chunk_bytes = t, chunk_bytes
         st = json.loads(t.get(name, "LayerStatus")[0])
         self.status = [x for x in st if x["layerName"] == layer][0]
@@ -261,7 +261,7 @@ class LayerState:
                 self.bad.append(c)
                 continue
             self.sizes[c] = len(body)
-            self.data[c] = decode_object(body, "RLE")[1]
+            self.data[c] = decode_object(body, method)[1]
 
     def counts_ok(self):
         nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
@@ -290,11 +290,11 @@ def leftovers(t, name, layer, chunk_bytes):
     return out
 
 
-def check_layer(t, name, layer, chunk_bytes, committed, what):
+def check_layer(t, name, layer, chunk_bytes, committed, what, method="RLE"):
     """The layer equals committed ({chunk: bytes}) and is self-consistent, as TAP; returns
     its LayerState."""
     from taplib import ok
-    s = LayerState(t, name, layer, chunk_bytes)
+    s = LayerState(t, name, layer, chunk_bytes, method)
     ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
     wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
     ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])
