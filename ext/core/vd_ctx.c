@@ -247,6 +247,8 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
       if (s->off == OFF(connect_to) && !connect_entries(value))
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected host:port:to-host:to-port entries, "
                        "comma-separated (an IPv6 address in [])", s->key, value);
+      /* a shorter value must not leave the tail of the one it replaces (a secret) behind */
+      if (s->flags & CRED) OPENSSL_cleanse(base + s->off, cap);
       memcpy(base + s->off, value, n + 1);
       if (s->flags & (CRED | WHERE)) scope_cache(ctx);
       vd_store_config_changed(ctx);
