@@ -36,6 +36,8 @@ typedef struct att_read {
 
 typedef struct scan_state {
   vdpg_ftable *ft;
+  vd_ctx *ctx;        /* the backend's */
+  vdpg_identity *id;  /* the credentials and endpoints the scan started with */
   void *cur;       /* the core's cursor, or NULL */
   bool opened;     /* since the last rescan */
   bool advance;    /* the row returned last is still the cursor's current row */
@@ -71,6 +73,10 @@ static void begin(ForeignScanState *node, int eflags) {
   MemoryContext old = MemoryContextSwitchTo(cx);
   ForeignScan *fs = (ForeignScan *)node->ss.ps.plan;
   s->ft = vdpg_ftable_get(RelationGetRelid(node->ss.ss_currentRelation));
+  /* who the scan acts as is decided now, by the role running the query, and kept to its
+   * end: a function of the same query acting as another role changes the context */
+  s->ctx = vdpg_ftable_ctx(s->ft);
+  s->id = vdpg_identity_take(s->ctx, cx);
   s->rowcx = AllocSetContextCreate(cx, "vdsql row", ALLOCSET_DEFAULT_SIZES);
   s->cols = strtoull(strVal(list_nth(fs->fdw_private, VDPG_PRIV_COLS)), NULL, 16);
   const char *limit = strVal(list_nth(fs->fdw_private, VDPG_PRIV_LIMIT));
@@ -182,10 +188,12 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
     void *c = NULL;
     if (s->ft->named) {
       void *tab = vdpg_writer(s->ft, false); /* checks the url's privileges */
-      rc = r->table->open(vdpg_ftable_ctx(s->ft), tab, &c, &s->err);
+      vdpg_identity_use(s->ctx, s->id);
+      rc = r->table->open(s->ctx, tab, &c, &s->err);
     } else {
       vdpg_check_relation_args(r, args, nargs); /* arguments can come from data: checked at each open */
-      rc = r->open(vdpg_ftable_ctx(s->ft), args, nargs, f, nf, &c, &s->err);
+      vdpg_identity_use(s->ctx, s->id);
+      rc = r->open(s->ctx, args, nargs, f, nf, &c, &s->err);
     }
     s->cur = c;
   }
@@ -228,6 +236,7 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
   const vd_relation *r = s->ft->rel;
   ExecClearTuple(slot);
   if (!s->opened) open_cursor(node, s);
+  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
   vd_code rc = VD_OK;
   if (s->cur && s->advance) { /* moved on only now: a LIMIT met by the last row fetches nothing more */
     s->advance = false;
