@@ -256,6 +256,10 @@ void lindi_writer_rollback(lindi_writer *w) {
   /* nothing before the old end was touched: dropping what lies past it is enough */
   if (lw_cut_back(w, w->end, &err) == VD_OK) lw_drop_journal(w);
   w->in_tx = 0;
-  lw_load(w, 0, &err);
+  /* the member list is read again at its next use (an empty list makes begin and the
+   * scans load it), so a rollback after a cancel ends at once instead of re-reading an
+   * index of a million members; an open scan walks the list, so then it is read now */
+  if (w->scans) lw_load(w, 0, &err);
+  else lw_clear_state(w);
   lw_unlock(w);
 }
