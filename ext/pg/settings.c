@@ -4,8 +4,9 @@
  * the core when it is set (the same words as vdsql_config's); an empty value means the
  * core's default. Secrets are superuser-only, left out of SHOW ALL and pg_settings,
  * and shown as '(set)' even to a superuser. Privileged settings (what the server may
- * reach, trust or spend: allowed_hosts, connect_to, ca_file, max_alloc, max_parallel)
- * are shown but only a superuser changes them. A server's options and a user mapping's
+ * reach, trust or spend: allowed_hosts, connect_to, ca_file, max_alloc, max_parallel,
+ * and the sizes a backend holds: cache_size, lindi_prefix, vtkhdf_prefix,
+ * http_max_excess) are shown but only a superuser changes them. A server's options and a user mapping's
  * credentials (credentials.c) are applied over the GUCs through vdsql_pg_setting_apply,
  * so that the next call finds out what the context holds and brings it back.
  *
