@@ -423,4 +423,10 @@ MUTANTS = [
                  "  if (!w) {\n    vdpg_check_url(ft->conn[0], write);\n",
          why="a named table's privileges checked when the backend first opens it: after SET ROLE, a role without them reads it",
          suites=["tests/pg/fdw.t"]),
+    dict(name="pg_fixed_per_tuple", file="ext/pg/fdw_scan.c",
+         find="    if (s->ft->fixed[k]) s->args[k] = s->fixed[k];\n",
+         replace="    if (s->ft->fixed[k]) s->args[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));\n",
+         why="a column fixed by a table option built in the scan's per-tuple memory, freed before its rows are used "
+             "(wrong values, a SIGSEGV that restarts the cluster)",
+         suites=["tests/pg/fixed.t"]),
 ]
