@@ -428,5 +428,5 @@ MUTANTS = [
          replace="    if (s->ft->fixed[k]) s->args[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));\n",
          why="a column fixed by a table option built in the scan's per-tuple memory, freed before its rows are used "
              "(wrong values, a SIGSEGV that restarts the cluster)",
-         suites=["tests/pg/fixed.t"]),
+         suites=["tests/pg/fixed.t", "tests/pg/sqlsmith.t"]),
 ]
