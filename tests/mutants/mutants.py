@@ -486,4 +486,10 @@ MUTANTS = [
          replace="if ((++pieces & 4095) == 0 && 0) break;",
          why="a ref's {{template}} placeholders expanded without asking the cancel check: statement_timeout overshot by seconds",
          suites=["tests/pg/resources.t"]),
+    dict(name="pg_fixed_per_tuple", file="ext/pg/fdw_scan.c",
+         find="    if (s->ft->fixed[k]) s->args[k] = s->fixed[k];\n",
+         replace="    if (s->ft->fixed[k]) s->args[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));\n",
+         why="a column fixed by a table option built in the scan's per-tuple memory, freed before its rows are used "
+             "(wrong values, a SIGSEGV that restarts the cluster)",
+         suites=["tests/pg/fixed.t", "tests/pg/sqlsmith.t"]),
 ]
