@@ -144,6 +144,11 @@ void vd_listing_free(vd_listing *l);
 /* Capability queries, so that formats never look at a scheme themselves. Unknown
  * schemes are neither local nor remote (vd_url_check refuses them). */
 int vd_store_is_local(const char *url);  /* a local file: a path or file:// */
+/* A local path that names no absolute place: "rel/p", and "file:NAME" or "file:/p" (no
+ * "//": not a file URL, so a path, and a relative one). A server's working directory is
+ * its data directory, so its front end refuses these; this is the one place that says
+ * which paths are relative. */
+int vd_url_relative(const char *url);
 int vd_store_is_remote(const char *url); /* served by a non-local backend (http(s), ...) */
 int vd_store_can_write(const char *url); /* its backend has put and delete */
 /* Its requests go through the http transport (so they can be left in flight with
@@ -221,9 +226,9 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
-/* Schemes the store does not know (and file URLs naming a host) are refused, before any
- * backend sees them (a path is only a path when it has no scheme); the error names the
- * URL redacted. */
+/* Schemes the store does not know, file URLs naming a host, and "file:" without "//"
+ * (a relative path that only looks like a file URL) are refused, before any backend sees
+ * them (a path is only a path when it has no scheme); the error names the URL redacted. */
 vd_code vd_url_check(const char *url, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
