@@ -31,11 +31,9 @@ import json
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -43,8 +41,8 @@ sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 from layerkit import CHUNK, L, State, check, data, files_of, layout, popen  # noqa: E402
-from taplib import ok, plan  # noqa: E402
-from vdstarget import chunks_script, decode_object, each_store, q, run, staged, write_blob  # noqa: E402
+from taplib import ok  # noqa: E402
+from vdstarget import chunks_script, decode_object, q, run, run_stores, staged, write_blob  # noqa: E402
 
 STORES = os.environ.get("DIRECT_STORES", "file s3 az").split()
 TX = re.compile(r"^[0-9a-f]{16}$")
@@ -406,13 +404,4 @@ def suite(t, tmp):
     print("# %s: %.1f s" % (t.kind, time.time() - t0), flush=True)
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="vdsql-direct.")
-    try:
-        each_store(tmp, lambda t: suite(t, tmp), STORES)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return plan()
-
-
-sys.exit(main())
+sys.exit(run_stores("vdsql-direct.", suite, STORES))

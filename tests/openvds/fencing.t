@@ -30,18 +30,16 @@ rounds, default 3), FENCE_STORES (default "file s3 az"); SO, SQLITE3 (tests/tapl
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 from taplib import ok, plan  # noqa: E402
-from vdstarget import each_store, q, run, write_blob  # noqa: E402
+from vdstarget import q, run, run_stores, write_blob  # noqa: E402
 from layerkit import CHUNK, L, NCHUNKS, State, check, data, files_of, insert_script, layout, popen  # noqa: E402
 from layerkit import leftovers, staging  # noqa: E402
 
@@ -261,12 +259,7 @@ def main():
     if os.geteuid() != 0:
         ok(False, "fencing.t needs root: it runs writers in PID namespaces of their own (unshare --pid)")
         return plan()
-    tmp = tempfile.mkdtemp(prefix="vdsql-fence.")
-    try:
-        each_store(tmp, lambda t: suite(t, tmp), STORES)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return plan()
+    return run_stores("vdsql-fence.", suite, STORES)
 
 
 sys.exit(main())

@@ -26,11 +26,9 @@ import base64
 import json
 import os
 import random
-import shutil
 import signal
 import struct
 import sys
-import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -39,8 +37,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 import layerkit  # noqa: E402
 from layerkit import CHUNK, L, NCHUNKS, data, files_of, insert_script, layout, popen, read_chunks  # noqa: E402
-from taplib import ok, plan  # noqa: E402
-from vdstarget import each_store, q, run, write_blob  # noqa: E402
+from taplib import ok  # noqa: E402
+from vdstarget import q, run, run_stores, write_blob  # noqa: E402
 
 NAME = "rel"
 KILL_CHUNKS = 16
@@ -351,13 +349,4 @@ def repair_rules(t, tmp):
     ok(rc == 0 and 40 in State(t).entries, "%s: with the record restored, writes go on" % K, err)
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="vdsql-rel.")
-    try:
-        each_store(tmp, lambda t: (suite(t, tmp), repair_rules(t, tmp)), STORES)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return plan()
-
-
-sys.exit(main())
+sys.exit(run_stores("vdsql-rel.", lambda t, tmp: (suite(t, tmp), repair_rules(t, tmp)), STORES))

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -213,6 +214,17 @@ def each_store(tmp, fn, stores=("file", "s3", "az")):
             if ok(srv.started, "azurite starts on 127.0.0.1", srv.error):
                 fn(Target("az", tmp, srv))
     return True
+
+
+def run_stores(prefix, fn, stores):
+    """fn(t, tmp) on each store named, in a temporary folder removed afterwards; the TAP plan."""
+    from taplib import plan
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        each_store(tmp, lambda t: fn(t, tmp), stores)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return plan()
 
 
 def chunk_data(rng, n):
