@@ -156,7 +156,9 @@ CREATE FOREIGN TABLE pubchunks (chunk bigint, status text) SERVER pub
   OPTIONS (relation 'vds_chunks', url '{public}', layer '{LAYER}');
 GRANT SELECT ON pubchunks TO bob;
 CREATE FUNCTION su_touch(bigint) RETURNS bigint SECURITY DEFINER LANGUAGE plpgsql
-  AS $$ BEGIN PERFORM vdsql_version(); RETURN $1; END $$;
+  AS $$ BEGIN PERFORM vdsql_version();
+  IF $1 % 4096 = 1 THEN PERFORM count(*) FROM vds_layers('{ds}'); PERFORM count(*) FROM vds_layers('{private}'); END IF;
+  RETURN $1; END $$;
 GRANT EXECUTE ON FUNCTION su_touch(bigint) TO bob;""")
     # status is read from the chunk-metadata pages: 16 fetched ahead at the start, the rest as rows go by
     shape = psql(f"SELECT count(*), count(status), count(DISTINCT status) FROM vds_chunks('{ds}', '{LAYER}')").stdout
