@@ -516,7 +516,7 @@ MUTANTS = [
          find="  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */\n",
          replace="",
          why="a foreign scan's lazy reads sign with whatever the last vdsql call of the query left in the context",
-         suites=["tests/pg/credentials.t"], xfail=True),
+         suites=["tests/pg/credentials.t"]),
     dict(name="core_secret_tail_kept", file="vd_ctx.c",
          find="      if (s->flags & CRED) OPENSSL_cleanse(base + s->off, cap);\n",
          replace="",
