@@ -394,10 +394,51 @@ def case_timeout(t, tmp, rng):
            staged(t, name) + leftovers(t, name, committed))
 
 
+def remove(t, name, k):
+    """Deletes an object with the independent client (files, boto3, the tests' Azure client)."""
+    if t.kind == "file":
+        os.unlink(os.path.join(t.url(name), k))
+    elif t.kind == "s3":
+        t.c.delete_object(Bucket=t.bucket, Key="%s/%s" % (name, k))
+    else:
+        import urllib.parse
+        st, _, body = t.az("DELETE", t.base + urllib.parse.quote("%s/%s" % (name, k)))
+        assert st == 202, (st, body[:300])
+
+
+def case_long(t, tmp, rng):
+    """8: a transaction open longer than half of stage_ttl (the writer's stage_ttl 0) checks
+    its objects at keys before its commit point: all there, it commits; one deleted
+    meanwhile (as vds_repair deletes old uncommitted objects), COMMIT is refused naming it,
+    and nothing is written."""
+    K, name = t.kind, "d8"
+    url = new_dataset(t, tmp, name)
+    pre = "SELECT vdsql_config('max_parallel', 1);\nSELECT vdsql_config('stage_ttl', 0);\n"
+    rows = [5, 6, 7, 8]
+    blobs = {c: data(rng) for c in rows}
+    h = Held(t, tmp, url, rows, blobs, pre=pre)
+    out, err, rc = h.finish()
+    ok(h.started and rc == 0, "%s: a long transaction whose objects are all at their keys commits" % K, err)
+    check(t, name, blobs, "%s, a long transaction" % K)
+    before = t.get(name, "LayerStatus")[0]
+    rows2 = [40, 41, 42, 43]
+    blobs2 = {c: data(rng) for c in rows2}
+    h = Held(t, tmp, url, rows2, blobs2, pre=pre)
+    gone = h.sure[0]
+    if h.started:
+        remove(t, name, key(gone))
+    out, err, rc = h.finish()
+    ok(h.started and rc not in (0, None) and "%s: the object this transaction put there is gone" % key(gone) in err,
+       "%s: one of its objects deleted before COMMIT: COMMIT refused, naming it" % K, err)
+    ok(t.get(name, "LayerStatus")[0] == before, "%s: and nothing written (LayerStatus byte for byte)" % K)
+    check(t, name, blobs, "%s, after the refused long transaction" % K)
+    ok(not leftovers(t, name, rows), "%s: its other objects taken back" % K, leftovers(t, name, rows))
+
+
 def suite(t, tmp):
     rng = random.Random(27)
     t0 = time.time()
-    for case in (case_new, case_rollback, case_two_writers, case_ignore, case_kill, case_replaced, case_timeout):
+    for case in (case_new, case_rollback, case_two_writers, case_ignore, case_kill, case_replaced, case_timeout, case_long):
         t1 = time.time()
         case(t, tmp, rng)
         print("# %s, %s: %.1f s" % (t.kind, case.__name__, time.time() - t1), flush=True)

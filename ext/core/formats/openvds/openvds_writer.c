@@ -52,7 +52,7 @@ struct vds_writer {
   vd_strmap at;       /* chunk (decimal) -> its place in st: O(1) per row however many */
   int64_t puts;   /* chunks put in this transaction */
   int64_t t0;     /* when its first object was put (seconds since the epoch) */
-  int ndirect;    /* chunks whose object went straight to its key */
+  int keys;       /* an object of this transaction went (or may have gone) to a chunk's key */
   int dirs;       /* the layer's and the staging's directories are made (local datasets) */
   vd_code failed; /* an upload failed: commit refuses (first error kept) */
   vd_err ferr;
@@ -202,7 +202,7 @@ static vd_code add_staged(vds_writer *w, const pending *p, int fell, vd_err *err
   x->mode = p->conflict;
   x->direct = p->direct && !fell;
   x->at_key = key;
-  w->ndirect += x->direct || x->at_key;
+  w->keys |= x->direct || x->at_key;
   return VD_OK;
 }
 
@@ -387,7 +387,7 @@ static void reset(vds_writer *w) {
   w->failed = VD_OK;
   w->puts = 0;
   w->t0 = 0;
-  w->ndirect = 0;
+  w->keys = 0;
   w->dirs = 0;
   vd_err e;
   if (vds_new_tx(w->tx, &e)) w->tx[0] = 0; /* RAND_bytes failing: the next put says so */
@@ -398,7 +398,7 @@ static void reset(vds_writer *w) {
  * skipped, or made a constant). Errors are ignored: what is left is never adopted, and
  * vds_repair deletes it once older than stage_ttl. */
 static void clean_keys(vds_writer *w, int all) {
-  if (!w->ndirect) return;
+  if (!w->keys) return;
   vds_plan_chunk *c = malloc((size_t)w->nst * sizeof *c);
   int n = 0;
   for (int i = 0; c && i < w->nst; i++) {
@@ -415,25 +415,32 @@ static void clean_keys(vds_writer *w, int all) {
  * of that checks its direct objects are still there before its commit point (HEADs),
  * rather than publish an entry without its object. */
 static vd_code check_direct(vds_writer *w, vd_err *err) {
-  if (!w->ndirect || !w->t0 || (double)(time(NULL) - w->t0) < w->ctx->cfg.stage_ttl / 2) return VD_OK;
-  vd_code rc = VD_OK;
+  if (!w->keys || !w->t0 || (double)(time(NULL) - w->t0) < w->ctx->cfg.stage_ttl / 2) return VD_OK;
+  vd_getreq *g = calloc((size_t)w->nst + 1, sizeof *g);
+  vd_code rc = g ? VD_OK : vd_nomem(err);
+  int n = 0;
   for (int i = 0; i < w->nst && !rc; i++) {
     if (!w->st[i].direct) continue;
-    char *u = vds_chunk_key_url(w->ds->url, w->l->name, w->st[i].chunk);
-    vd_objinfo info = {0};
-    const char *t = NULL;
-    rc = u ? vd_head(w->ctx, u, &info, err) : vd_nomem(err);
-    if (!rc && (!(t = vd_objinfo_meta(&info, "vdsqltx")) || strcmp(t, w->tx) != 0)) rc = VD_NOTFOUND;
-    if (rc == VD_NOTFOUND) {
+    if (!(g[n].url = vds_chunk_key_url(w->ds->url, w->l->name, w->st[i].chunk))) rc = vd_nomem(err);
+    else g[n++].head = 1;
+  }
+  if (!rc && n) vd_get_many(w->ctx, g, n); /* in parallel, max_parallel at once */
+  for (int k = 0; k < n; k++) {
+    const char *t = g[k].rc ? NULL : vd_objinfo_meta(&g[k].info, "vdsqltx");
+    if (!rc && g[k].rc && g[k].rc != VD_NOTFOUND) {
+      rc = vd_fail(err, g[k].rc, "%s", g[k].err.msg);
+    } else if (!rc && !(t && strcmp(t, w->tx) == 0)) {
       char where[600];
-      vd_url_redact(u, where, sizeof where);
+      vd_url_redact(g[k].url, where, sizeof where);
       rc = vd_fail(err, VD_BUSY, "%s: the object this transaction put there is gone (vds_repair deletes the objects "
                    "of transactions open longer than stage_ttl, %g s): nothing written", where,
                    w->ctx->cfg.stage_ttl);
     }
-    vd_objinfo_free(&info);
-    free(u);
+    free((char *)g[k].url);
+    vd_buf_free(&g[k].body);
+    vd_objinfo_free(&g[k].info);
   }
+  free(g);
   return rc;
 }
 
