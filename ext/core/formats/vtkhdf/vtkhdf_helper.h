@@ -1,0 +1,53 @@
+/* The VTKHDF reader run in a helper process: libhdf5 never parses a file vdsql did not
+ * write itself inside the process that loaded vdsql (the sqlite3 shell, a PostgreSQL
+ * backend). Each vd_ctx has one long-lived helper (build/vdsql-h5helper, installed next
+ * to the module), spawned on first use by posix_spawn; it runs the reader of vtkhdf.h
+ * unchanged, and every byte it reads it asks of this process, which makes the request
+ * with its own store (credentials, cache, allowed_hosts, counters) under the rule of the
+ * file being read (store/relay.h). The helper opens no file and no socket, runs with
+ * no_new_privs, a memory limit and a seccomp filter (ext/h5helper/). When it dies the
+ * call fails naming the file and the signal, and the next call spawns a new one; while
+ * this process waits for it, it asks ctx's interrupt check, and on an interrupt kills
+ * the helper and returns VD_INTERRUPTED.
+ *
+ * The API mirrors vh_open / vh_rows_*: the doc comes back filled as vh_open fills it
+ * (its partition rows only through vhp_rows). Docs design: docs/vtkhdf.md. */
+#ifndef VD_VTKHDF_HELPER_H
+#define VD_VTKHDF_HELPER_H
+
+#include <stdint.h>
+
+#include "vtkhdf.h"
+
+#define VHP_BATCH 16384 /* partition rows the helper sends at a time */
+
+typedef struct vhp_rows {
+  vh_doc *doc;
+  uint32_t handle;  /* the helper's doc, 0: none (not VH_PARTS, or closed) */
+  uint64_t gen;     /* which helper holds it (a new one after a death knows nothing of it) */
+  int eof, heof;    /* no more rows here / none left in the helper */
+  const vh_part *cur;
+  vh_part *buf;     /* VHP_BATCH rows, their topologies, segments and streamed flags */
+  vh_topo *tbuf;
+  uint32_t *seg;
+  unsigned char *streamed;
+  int bi, bn;
+  vd_code pend;     /* the error that ended the helper's batch, after its rows */
+  uint32_t pend_seg;
+  char pend_msg[sizeof(((vd_err *)0)->msg)];
+  int skip;         /* the helper is to drop the rest of leaf skip_seg first */
+  uint32_t skip_seg;
+} vhp_rows;
+
+/* vh_open in the helper: doc as vh_open fills it but for its partition rows, which rows
+ * (with VH_PARTS) walks. Close both with vhp_close, also after a failure. */
+vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_rows *rows, vd_err *err);
+vd_code vhp_rows_next(vhp_rows *r, vd_err *err);
+int vhp_rows_streamed(const vhp_rows *r);
+void vhp_rows_skip_leaf(vhp_rows *r);
+void vhp_close(vh_doc *doc, vhp_rows *rows);
+
+/* The helper's side: serves requests on sock until it closes (ext/h5helper runs it). */
+int vhp_serve(int sock);
+
+#endif

@@ -1,0 +1,317 @@
+/* The parent's side of the VTKHDF reader in the HDF5 helper (vtkhdf_helper.h): the
+ * helper's life (spawned on first use, its death told apart from an error, killed on an
+ * interrupt), one call at a time over its channel, the store requests it makes on the
+ * way answered under the rule of the file being read, and the answers decoded. */
+#include "vtkhdf_helper.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/relay.h"
+#include "store/store.h"
+#include "util/subproc.h"
+#include "vtkhdf_vfd.h"
+#include "vtkhdf_wire.h"
+
+#define HELPER "vdsql-h5helper"
+#define MAX_ANSWER ((size_t)1 << 31) /* a doc's arrays: bounded by the helper's own memory limit */
+
+typedef struct proc {
+  pid_t pid; /* 0: none running */
+  int sock;
+  uint64_t gen; /* counts spawns: a doc of an earlier helper is gone */
+  int64_t limit;
+  vd_buf keep; /* the room of the last answer, used again for the next */
+} proc;
+
+static void proc_stop(proc *p, char *how, size_t n) {
+  if (!p->pid) return;
+  close(p->sock);
+  /* a helper whose channel closed exits at once: a moment to say how, then SIGKILL */
+  vd_subproc_end(p->pid, how ? 2000 : 0, how ? how : (char[32]){0}, how ? n : 32);
+  p->pid = 0, p->sock = -1;
+}
+
+static void proc_free(void *arg) {
+  proc *p = arg;
+  if (!p) return;
+  proc_stop(p, NULL, 0);
+  vd_buf_free(&p->keep);
+  free(p);
+}
+
+/* The helper's memory: HDF5 and the doc it builds, bounded by max_alloc */
+static int64_t limit_of(const vd_ctx *ctx) {
+  int64_t m = ctx->cfg.max_alloc;
+  return ((int64_t)1 << 30) + (m > ((int64_t)1 << 36) ? ((int64_t)1 << 38) : 4 * m);
+}
+
+static proc *proc_get(vd_ctx *ctx, const char *shown, vd_err *err) {
+  proc *p = ctx->h5helper;
+  if (!p) {
+    if (!(p = calloc(1, sizeof *p))) return vd_nomem(err), NULL;
+    p->sock = -1;
+    ctx->h5helper = p;
+    ctx->h5helper_free = proc_free;
+  }
+  if (p->pid && p->limit != limit_of(ctx)) proc_stop(p, NULL, 0); /* max_alloc changed: a helper with the new bound */
+  if (p->pid) return p;
+  char path[4096], lim[32], ppid[32];
+  if (vd_subproc_path(HELPER, path, sizeof path))
+    return vd_fail(err, VD_ERROR, "%s: cannot read VTKHDF files: the HDF5 helper " HELPER " is not installed next to the vdsql module", shown), NULL;
+  p->limit = limit_of(ctx);
+  snprintf(lim, sizeof lim, "%lld", (long long)p->limit);
+  snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+  char *argv[] = {HELPER, lim, ppid, NULL};
+  int e = vd_subproc_start(path, argv, &p->pid, &p->sock);
+  if (e) {
+    p->pid = 0;
+    return vd_fail(err, VD_ERROR, "%s: cannot start the HDF5 helper %s: %s", shown, path, strerror(e)), NULL;
+  }
+  p->gen++;
+  return p;
+}
+
+/* The rule of the file being read, for each request the helper makes: a remote file's
+ * reader reaches its own URL and what vh_url_check allows (never a local file); a local
+ * file's reader reaches local files (as HDF5 follows links), never a URL. */
+typedef struct rule {
+  vd_ctx *ctx;
+  const char *base;
+  int remote;
+} rule;
+
+static vd_code check(void *arg, const char *url, int local, vd_err *err) {
+  rule *r = arg;
+  char shown[600];
+  if (local != !r->remote || (!local && !vh_is_url(url))) {
+    vh_show(url, shown, sizeof shown);
+    return vd_fail(err, VD_UNSUPPORTED, "%s: not reachable from the file being read", shown);
+  }
+  return local ? VD_OK : vh_url_check(r->ctx, r->base, url, err);
+}
+
+static int interrupted(void *arg) {
+  vd_err e;
+  return vd_ctx_check_interrupt(arg, &e) != VD_OK;
+}
+
+/* One call: sends q, serves the helper's store requests until its answer (*a, VHW_DONE).
+ * VD_OK when it came: *rd reads on after its head, which gave the helper's own outcome
+ * (*hrc, herr) and counters; the caller frees *a. Otherwise the helper died, was
+ * interrupted (then killed) or broke the protocol (then killed): that error, *a empty. */
+static vd_code call(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, uint32_t type, const vd_buf *q, vd_msg *a,
+                    vd_rd *rd, vd_code *hrc, vd_err *herr, vd_err *err) {
+  char how[64];
+  memset(a, 0, sizeof *a);
+  a->fd = -1;
+  a->body = p->keep;
+  memset(&p->keep, 0, sizeof p->keep);
+  if (vd_chan_send(p->sock, type, q->data, q->len, -1)) goto died;
+  for (;;) {
+    int k = vd_chan_recv(p->sock, MAX_ANSWER, a, interrupted, ctx);
+    if (k == 1) {
+      proc_stop(p, NULL, 0);
+      return vd_fail(err, VD_INTERRUPTED, "interrupted");
+    }
+    if (k && (errno == EPIPE || errno == ECONNRESET)) goto died;
+    if (k) goto broken;
+    if (a->type == VHW_DONE) break;
+    int bad = a->type < 1 || a->type > VD_RELAY_MAX || vd_relay_serve(ctx, p->sock, a, check, (void *)ru);
+    if (a->fd >= 0) close(a->fd), a->fd = -1; /* the helper hands vdsql no descriptor */
+    if (vd_ctx_check_interrupt(ctx, err)) return proc_stop(p, NULL, 0), err->code;
+    if (bad) goto died;
+  }
+  *rd = (vd_rd){a->body.data, a->body.data + a->body.len, 0};
+  *hrc = (vd_code)vd_rd_u32(rd);
+  char *msg = vd_rd_str(rd);
+  for (int k = 0; k < VD_BE_COUNT; k++) {
+    vd_stats *s = &ctx->stats[k];
+    s->requests += (int64_t)vd_rd_u64(rd), s->bytes += (int64_t)vd_rd_u64(rd);
+    s->retries += (int64_t)vd_rd_u64(rd), s->cache_hits += (int64_t)vd_rd_u64(rd);
+  }
+  if (rd->bad || *hrc > VD_INTERRUPTED) {
+    free(msg);
+    goto broken;
+  }
+  vd_err_clear(herr);
+  if (*hrc) {
+    vd_fail(herr, *hrc, "%s", msg ? msg : "");
+    vh_err_redact(herr);
+  }
+  free(msg);
+  return VD_OK;
+broken:
+  vd_msg_free(a);
+  proc_stop(p, NULL, 0);
+  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", shown);
+died:
+  vd_msg_free(a);
+  proc_stop(p, how, sizeof how);
+  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
+}
+
+/* The answer's room back to the helper's record, for the next answer */
+static void give_back(proc *p, vd_msg *a) {
+  if (a->fd >= 0) close(a->fd), a->fd = -1;
+  if (!p->keep.data && a->body.cap <= ((size_t)16 << 20)) {
+    p->keep = a->body;
+    memset(&a->body, 0, sizeof a->body);
+  }
+  vd_msg_free(a);
+}
+
+static void rows_init(vhp_rows *r, vh_doc *doc) {
+  memset(r, 0, sizeof *r);
+  r->doc = doc;
+  r->eof = r->heof = 1;
+}
+
+vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_rows *rows, vd_err *err) {
+  memset(doc, 0, sizeof *doc);
+  doc->file = -1;
+  doc->ctx = ctx;
+  rows_init(rows, doc);
+  if (!*url) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
+  int remote = doc->remote = vh_is_url(url);
+  vd_code rc;
+  if (!remote && (rc = vd_url_check(url, err))) return rc;
+  doc->path = remote ? strdup(url) : vd_url_path(url);
+  if (!doc->path || !(doc->shown = vh_shown(doc->path))) return vd_nomem(err);
+  if (!*doc->path) return vd_fail(err, VD_INVALID, "vtkhdf: the file path is empty");
+  if (!remote && (rc = vd_file_check_regular(doc->path, err))) return rc;
+  proc *p = proc_get(ctx, doc->shown, err);
+  if (!p) return err->code;
+  /* the settings the reader needs, none of the credentials: the parent makes the requests */
+  vd_config cfg = ctx->cfg;
+  memset(cfg.s3_access_key_id, 0, sizeof cfg.s3_access_key_id);
+  memset(cfg.s3_secret_access_key, 0, sizeof cfg.s3_secret_access_key);
+  memset(cfg.s3_session_token, 0, sizeof cfg.s3_session_token);
+  memset(cfg.azure_connection_string, 0, sizeof cfg.azure_connection_string);
+  memset(cfg.azure_key, 0, sizeof cfg.azure_key);
+  memset(cfg.azure_sas_token, 0, sizeof cfg.azure_sas_token);
+  cfg.env_credentials = 0;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  vd_buf q = {0};
+  int bad = vd_wr_bytes(&q, &cfg, sizeof cfg) || vd_wr_str(&q, cwd) || vd_wr_str(&q, url) || vd_wr_u32(&q, what);
+  memset(&cfg, 0, sizeof cfg);
+  if (bad) return vd_buf_free(&q), vd_nomem(err);
+  rule ru = {ctx, doc->path, remote};
+  vd_msg a;
+  vd_rd r;
+  vd_code hrc;
+  rc = call(ctx, p, &ru, doc->shown, VHW_OPEN, &q, &a, &r, &hrc, err, err);
+  vd_buf_free(&q);
+  if (rc) return rc;
+  if (hrc) return give_back(p, &a), hrc;
+  vhw_get_doc(&r, doc);
+  uint32_t h = vd_rd_u32(&r);
+  give_back(p, &a);
+  if (r.bad) {
+    proc_stop(p, NULL, 0);
+    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", doc->shown);
+  }
+  if (h) {
+    rows->handle = h, rows->gen = p->gen, rows->eof = rows->heof = 0;
+    rows->buf = calloc(VHP_BATCH, sizeof *rows->buf);
+    rows->tbuf = calloc(VHP_BATCH, sizeof *rows->tbuf);
+    rows->seg = calloc(VHP_BATCH, sizeof *rows->seg);
+    rows->streamed = calloc(VHP_BATCH, 1);
+    if (!rows->buf || !rows->tbuf || !rows->seg || !rows->streamed) return vd_nomem(err);
+  }
+  return VD_OK;
+}
+
+/* The helper's next batch into the buffer (and the error that ended it into pend) */
+static vd_code fetch(vhp_rows *w, vd_err *err) {
+  vh_doc *d = w->doc;
+  proc *p = d->ctx->h5helper;
+  if (!p || !p->pid || p->gen != w->gen)
+    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process reading this file has ended", d->shown);
+  vd_buf q = {0};
+  if (vd_wr_u32(&q, w->handle) || vd_wr_u32(&q, VHP_BATCH) || vd_wr_u32(&q, (uint32_t)w->skip) || vd_wr_u32(&q, w->skip_seg))
+    return vd_buf_free(&q), vd_nomem(err);
+  w->skip = 0;
+  rule ru = {d->ctx, d->path, d->remote};
+  vd_msg a;
+  vd_rd r;
+  vd_code hrc;
+  vd_err herr;
+  vd_code rc = call(d->ctx, p, &ru, d->shown, VHW_ROWS, &q, &a, &r, &hrc, &herr, err);
+  vd_buf_free(&q);
+  if (rc) return rc;
+  uint32_t seg = vd_rd_u32(&r), n = vd_rd_u32(&r), eof = vd_rd_u32(&r);
+  if (n > VHP_BATCH) r.bad = 1;
+  w->bi = w->bn = 0;
+  for (uint32_t i = 0; i < n && !r.bad; i++) {
+    int st;
+    vhw_get_row(&r, d, &w->buf[i], &w->tbuf[i], &w->seg[i], &st);
+    w->streamed[i] = (unsigned char)st;
+  }
+  give_back(p, &a);
+  if (r.bad) {
+    proc_stop(p, NULL, 0);
+    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", d->shown);
+  }
+  w->bn = (int)n;
+  w->heof = eof != 0;
+  if (hrc) {
+    w->pend = hrc, w->pend_seg = seg;
+    snprintf(w->pend_msg, sizeof w->pend_msg, "%s", herr.msg);
+  }
+  return VD_OK;
+}
+
+vd_code vhp_rows_next(vhp_rows *w, vd_err *err) {
+  for (;;) {
+    if (w->bi < w->bn) {
+      w->cur = &w->buf[w->bi++];
+      return VD_OK;
+    }
+    if (w->pend) { /* the rows made before the error are out: now the error */
+      vd_code rc = vd_fail(err, w->pend, "%s", w->pend_msg);
+      w->pend = VD_OK;
+      return rc;
+    }
+    if (w->heof || !w->handle) {
+      w->eof = 1;
+      w->cur = NULL;
+      return VD_OK;
+    }
+    vd_code rc = fetch(w, err);
+    if (rc) {
+      w->eof = w->heof = 1;
+      w->cur = NULL;
+      return rc;
+    }
+  }
+}
+
+int vhp_rows_streamed(const vhp_rows *w) { return !w->eof && w->cur && w->bi > 0 && w->streamed[w->bi - 1]; }
+
+void vhp_rows_skip_leaf(vhp_rows *w) {
+  if (!vhp_rows_streamed(w)) return;
+  uint32_t seg = w->seg[w->bi - 1];
+  while (w->bi < w->bn && w->seg[w->bi] == seg) w->bi++;
+  if (w->bi == w->bn) {
+    if (w->pend && w->pend_seg == seg) w->pend = VD_OK; /* that leaf's error goes with it */
+    if (!w->heof && !w->pend) w->skip = 1, w->skip_seg = seg;
+  }
+}
+
+void vhp_close(vh_doc *doc, vhp_rows *rows) {
+  proc *p = doc->ctx ? doc->ctx->h5helper : NULL;
+  if (rows->handle && p && p->pid && p->gen == rows->gen) {
+    vd_buf q = {0};
+    if (!vd_wr_u32(&q, rows->handle)) vd_chan_send(p->sock, VHW_CLOSE, q.data, q.len, -1);
+    vd_buf_free(&q);
+  }
+  free(rows->buf), free(rows->tbuf), free(rows->seg), free(rows->streamed);
+  rows_init(rows, doc);
+  vh_doc_free(doc);
+}

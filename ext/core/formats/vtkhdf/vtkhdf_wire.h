@@ -1,0 +1,43 @@
+/* What crosses the channel between vdsql and its HDF5 helper for the VTKHDF reader: the
+ * message types (the store relay's are below 16: store/relay.h) and the codec of a
+ * vh_doc and of batches of partition rows. The parent decodes what the helper sends as
+ * untrusted input: every count is bounded by the bytes that carry it. Pooled strings
+ * (blocks, types, source files, statuses) cross once each: a reference is an id, a new
+ * id carries its text the first time. */
+#ifndef VD_VTKHDF_WIRE_H
+#define VD_VTKHDF_WIRE_H
+
+#include <stdint.h>
+
+#include "util/chan.h"
+#include "vtkhdf.h"
+
+enum {
+  VHW_OPEN = 16, /* cfg, cwd, url, what: vh_open; answered with DONE, the doc and a handle */
+  VHW_ROWS,      /* handle, max, skip, seg: the next rows of vh_rows_next */
+  VHW_CLOSE,     /* handle: vh_doc_free (no answer) */
+  VHW_DONE       /* the helper's answer: code, message, counters, then what was asked */
+};
+
+/* The helper's side: pointer -> id of the strings already sent for one doc */
+typedef struct vhw_ids {
+  const void **key;
+  uint32_t *id;
+  uint32_t cap, n;
+  const char *last[4]; /* a row's block, type, source file, status as in the row before */
+  uint32_t last_id[4];
+} vhw_ids;
+void vhw_ids_free(vhw_ids *m);
+int vhw_put_sid(vd_buf *b, vhw_ids *m, const char *s);
+/* Everything of doc but its partition rows */
+int vhw_put_doc(vd_buf *b, vhw_ids *m, const vh_doc *doc);
+/* One row, with the segment it came from and whether it was streamed */
+int vhw_put_row(vd_buf *b, vhw_ids *m, const vh_part *p, uint32_t seg, int streamed);
+
+/* The parent's side: ids are indexes into doc->strs (+1), which owns the texts */
+const char *vhw_get_sid(vd_rd *r, vh_doc *doc);
+void vhw_get_doc(vd_rd *r, vh_doc *doc);
+/* A row into *p (its topo into *topo when it has one), with *seg and *streamed */
+void vhw_get_row(vd_rd *r, vh_doc *doc, vh_part *p, vh_topo *topo, uint32_t *seg, int *streamed);
+
+#endif
