@@ -19,7 +19,8 @@
 
 #include "vtkhdf.h"
 
-#define VHP_BATCH 16384 /* partition rows the helper sends at a time */
+#define VHP_BATCH 8192 /* partition rows the helper sends at a time, at most */
+#define VHP_FIRST 64   /* in the first batch (then twice as many each time): a LIMIT reads no more than before */
 
 typedef struct vhp_rows {
   vh_doc *doc;
@@ -37,6 +38,9 @@ typedef struct vhp_rows {
   char pend_msg[sizeof(((vd_err *)0)->msg)];
   int skip;         /* the helper is to drop the rest of leaf skip_seg first */
   uint32_t skip_seg;
+  int drop;         /* rows of leaf skip_seg still to come (asked for before the skip): dropped */
+  uint32_t want;    /* rows to ask for next */
+  void *ahead;      /* the next batch, asked for before it is needed (vtkhdf_proxy.c) */
 } vhp_rows;
 
 /* vh_open in the helper: doc as vh_open fills it but for its partition rows, which rows

@@ -26,7 +26,18 @@ typedef struct proc {
   uint64_t gen; /* counts spawns: a doc of an earlier helper is gone */
   int64_t limit;
   vd_buf keep; /* the room of the last answer, used again for the next */
+  struct vhp_rows *inflight; /* whose batch the helper is making ahead, unasked for yet */
 } proc;
+
+/* A batch asked for ahead: while the parent hands out the rows it has, the helper makes
+ * the next ones (the two processes work at once instead of in turn). */
+typedef struct ahead {
+  int state; /* 0 none, 1 asked (the answer not read yet), 2 read (or failed: rc) */
+  vd_code rc, hrc;
+  vd_err err, herr;
+  vd_msg a;
+  vd_rd rd;
+} ahead;
 
 static void proc_stop(proc *p, char *how, size_t n) {
   if (!p->pid) return;
@@ -100,21 +111,18 @@ static int interrupted(void *arg) {
   return vd_ctx_check_interrupt(arg, &e) != VD_OK;
 }
 
-/* One call: sends q, serves the helper's store requests until its answer (*a, VHW_DONE).
- * VD_OK when it came: *rd reads on after its head, which gave the helper's own outcome
- * (*hrc, herr) and counters; the caller frees *a. Otherwise the helper died, was
- * interrupted (then killed) or broke the protocol (then killed): that error, *a empty. */
-static vd_code call(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, uint32_t type, const vd_buf *q, vd_msg *a,
-                    vd_rd *rd, vd_code *hrc, vd_err *herr, vd_err *err) {
+/* Waits for the answer to what was sent (*a, VHW_DONE), serving the helper's store
+ * requests meanwhile. VD_OK when it came: *rd reads on after its head, which gave the
+ * helper's own outcome (*hrc, herr) and counters; the caller gives *a back. Otherwise
+ * the helper died, was interrupted (then killed) or broke the protocol (then killed):
+ * that error, *a empty. */
+static vd_code wait_answer(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, vd_msg *a, vd_rd *rd,
+                           vd_code *hrc, vd_err *herr, vd_err *err) {
   char how[64];
-  memset(a, 0, sizeof *a);
-  a->fd = -1;
-  a->body = p->keep;
-  memset(&p->keep, 0, sizeof p->keep);
-  if (vd_chan_send(p->sock, type, q->data, q->len, -1)) goto died;
   for (;;) {
     int k = vd_chan_recv(p->sock, MAX_ANSWER, a, interrupted, ctx);
     if (k == 1) {
+      vd_msg_free(a);
       proc_stop(p, NULL, 0);
       return vd_fail(err, VD_INTERRUPTED, "interrupted");
     }
@@ -123,7 +131,7 @@ static vd_code call(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, uin
     if (a->type == VHW_DONE) break;
     int bad = a->type < 1 || a->type > VD_RELAY_MAX || vd_relay_serve(ctx, p->sock, a, check, (void *)ru);
     if (a->fd >= 0) close(a->fd), a->fd = -1; /* the helper hands vdsql no descriptor */
-    if (vd_ctx_check_interrupt(ctx, err)) return proc_stop(p, NULL, 0), err->code;
+    if (vd_ctx_check_interrupt(ctx, err)) return vd_msg_free(a), proc_stop(p, NULL, 0), err->code;
     if (bad) goto died;
   }
   *rd = (vd_rd){a->body.data, a->body.data + a->body.len, 0};
@@ -153,6 +161,38 @@ died:
   vd_msg_free(a);
   proc_stop(p, how, sizeof how);
   return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
+}
+
+/* Reads the answer to a batch asked for ahead, so that the channel is free */
+static void drain(proc *p) {
+  vhp_rows *w = p->inflight;
+  if (!w) return;
+  p->inflight = NULL;
+  ahead *x = w->ahead;
+  rule ru = {w->doc->ctx, w->doc->path, w->doc->remote};
+  x->rc = wait_answer(w->doc->ctx, p, &ru, w->doc->shown, &x->a, &x->rd, &x->hrc, &x->herr, &x->err);
+  x->state = 2;
+}
+
+/* Sends a request (its answer is waited for by the caller): 0, or the helper has gone */
+static vd_code send_req(proc *p, const char *shown, uint32_t type, const vd_buf *q, vd_msg *a, vd_err *err) {
+  char how[64];
+  drain(p);
+  memset(a, 0, sizeof *a);
+  a->fd = -1;
+  a->body = p->keep;
+  memset(&p->keep, 0, sizeof p->keep);
+  if (!p->pid) return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process has ended", shown);
+  if (!vd_chan_send(p->sock, type, q->data, q->len, -1)) return VD_OK;
+  vd_msg_free(a);
+  proc_stop(p, how, sizeof how);
+  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
+}
+
+static vd_code call(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, uint32_t type, const vd_buf *q, vd_msg *a,
+                    vd_rd *rd, vd_code *hrc, vd_err *herr, vd_err *err) {
+  vd_code rc = send_req(p, shown, type, q, a, err);
+  return rc ? rc : wait_answer(ctx, p, ru, shown, a, rd, hrc, herr, err);
 }
 
 /* The answer's room back to the helper's record, for the next answer */
@@ -222,48 +262,68 @@ vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_r
     rows->tbuf = calloc(VHP_BATCH, sizeof *rows->tbuf);
     rows->seg = calloc(VHP_BATCH, sizeof *rows->seg);
     rows->streamed = calloc(VHP_BATCH, 1);
-    if (!rows->buf || !rows->tbuf || !rows->seg || !rows->streamed) return vd_nomem(err);
+    rows->ahead = calloc(1, sizeof(ahead));
+    rows->want = VHP_FIRST;
+    if (!rows->buf || !rows->tbuf || !rows->seg || !rows->streamed || !rows->ahead) return vd_nomem(err);
   }
   return VD_OK;
 }
 
-/* The helper's next batch into the buffer (and the error that ended it into pend) */
+static vd_code ask_rows(proc *p, vhp_rows *w, vd_msg *a, vd_err *err) {
+  vd_buf q = {0};
+  if (vd_wr_u32(&q, w->handle) || vd_wr_u32(&q, w->want) || vd_wr_u32(&q, (uint32_t)w->skip) || vd_wr_u32(&q, w->skip_seg))
+    return vd_buf_free(&q), vd_nomem(err);
+  w->skip = 0;
+  vd_code rc = send_req(p, w->doc->shown, VHW_ROWS, &q, a, err);
+  vd_buf_free(&q);
+  return rc;
+}
+
+/* The helper's next batch into the buffer (and the error that ended it into pend); the
+ * one after it asked for at once once batches are full-sized (a scan, not a LIMIT) */
 static vd_code fetch(vhp_rows *w, vd_err *err) {
   vh_doc *d = w->doc;
   proc *p = d->ctx->h5helper;
+  ahead *x = w->ahead;
   if (!p || !p->pid || p->gen != w->gen)
     return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process reading this file has ended", d->shown);
-  vd_buf q = {0};
-  if (vd_wr_u32(&q, w->handle) || vd_wr_u32(&q, VHP_BATCH) || vd_wr_u32(&q, (uint32_t)w->skip) || vd_wr_u32(&q, w->skip_seg))
-    return vd_buf_free(&q), vd_nomem(err);
-  w->skip = 0;
-  rule ru = {d->ctx, d->path, d->remote};
-  vd_msg a;
-  vd_rd r;
-  vd_code hrc;
-  vd_err herr;
-  vd_code rc = call(d->ctx, p, &ru, d->shown, VHW_ROWS, &q, &a, &r, &hrc, &herr, err);
-  vd_buf_free(&q);
-  if (rc) return rc;
-  uint32_t seg = vd_rd_u32(&r), n = vd_rd_u32(&r), eof = vd_rd_u32(&r);
-  if (n > VHP_BATCH) r.bad = 1;
+  if (x->state == 1) drain(p); /* the batch asked for ahead */
+  if (!x->state) {
+    rule ru = {d->ctx, d->path, d->remote};
+    vd_code rc = ask_rows(p, w, &x->a, &x->err);
+    x->rc = rc ? rc : wait_answer(d->ctx, p, &ru, d->shown, &x->a, &x->rd, &x->hrc, &x->herr, &x->err);
+  }
+  x->state = 0;
+  if (x->rc) return *err = x->err, x->rc;
+  vd_rd *r = &x->rd;
+  uint32_t seg = vd_rd_u32(r), n = vd_rd_u32(r), eof = vd_rd_u32(r);
+  if (n > VHP_BATCH) r->bad = 1;
   w->bi = w->bn = 0;
-  for (uint32_t i = 0; i < n && !r.bad; i++) {
+  for (uint32_t i = 0; i < n && !r->bad; i++) {
     int st;
-    vhw_get_row(&r, d, &w->buf[i], &w->tbuf[i], &w->seg[i], &st);
+    vhw_get_row(r, d, &w->buf[i], &w->tbuf[i], &w->seg[i], &st);
     w->streamed[i] = (unsigned char)st;
   }
-  give_back(p, &a);
-  if (r.bad) {
+  give_back(p, &x->a);
+  if (r->bad) {
     proc_stop(p, NULL, 0);
     return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", d->shown);
   }
   w->bn = (int)n;
   w->heof = eof != 0;
-  if (hrc) {
-    w->pend = hrc, w->pend_seg = seg;
-    snprintf(w->pend_msg, sizeof w->pend_msg, "%s", herr.msg);
+  if (w->drop) { /* a skipped leaf's rows made before the helper heard of the skip */
+    while (w->bi < w->bn && w->seg[w->bi] == w->skip_seg) w->bi++;
+    if (w->bi < w->bn || w->heof || x->hrc) w->drop = 0;
   }
+  if (x->hrc) {
+    w->pend = x->hrc, w->pend_seg = seg;
+    snprintf(w->pend_msg, sizeof w->pend_msg, "%s", x->herr.msg);
+    if (w->drop && seg == w->skip_seg) w->pend = VD_OK;
+  }
+  if (w->want == VHP_BATCH && !w->heof && !w->pend && n == VHP_BATCH && !p->inflight) {
+    if (!ask_rows(p, w, &x->a, &x->err)) x->state = 1, p->inflight = w; /* a failed send: the next fetch reports it */
+  }
+  if (w->want < VHP_BATCH) w->want *= 2;
   return VD_OK;
 }
 
@@ -278,7 +338,7 @@ vd_code vhp_rows_next(vhp_rows *w, vd_err *err) {
       w->pend = VD_OK;
       return rc;
     }
-    if (w->heof || !w->handle) {
+    if ((w->heof && !w->drop) || !w->handle) {
       w->eof = 1;
       w->cur = NULL;
       return VD_OK;
@@ -300,12 +360,18 @@ void vhp_rows_skip_leaf(vhp_rows *w) {
   while (w->bi < w->bn && w->seg[w->bi] == seg) w->bi++;
   if (w->bi == w->bn) {
     if (w->pend && w->pend_seg == seg) w->pend = VD_OK; /* that leaf's error goes with it */
-    if (!w->heof && !w->pend) w->skip = 1, w->skip_seg = seg;
+    if (!w->heof && !w->pend) {
+      w->skip = 1, w->skip_seg = seg;
+      w->drop = ((ahead *)w->ahead)->state == 1; /* the batch asked for ahead may hold more of it */
+    }
   }
 }
 
 void vhp_close(vh_doc *doc, vhp_rows *rows) {
   proc *p = doc->ctx ? doc->ctx->h5helper : NULL;
+  ahead *x = rows->ahead;
+  if (p && p->inflight == rows) drain(p);
+  if (x) vd_msg_free(&x->a), free(x);
   if (rows->handle && p && p->pid && p->gen == rows->gen) {
     vd_buf q = {0};
     if (!vd_wr_u32(&q, rows->handle)) vd_chan_send(p->sock, VHW_CLOSE, q.data, q.len, -1);

@@ -233,8 +233,16 @@ void vhw_get_row(vd_rd *r, vh_doc *d, vh_part *p, vh_topo *topo, uint32_t *seg, 
   p->time = x.time;
   p->step = x.v[0], p->partition = x.v[1], p->n_points = x.v[2], p->n_cells = x.v[3], p->n_conn = x.v[4];
   p->point_off = x.v[5], p->cell_off = x.v[6], p->conn_off = x.v[7], p->offsets_off = x.v[8], p->n_trees = x.v[9];
-  p->block = vhw_get_sid(r, d), p->type = vhw_get_sid(r, d), p->source_file = vhw_get_sid(r, d);
-  p->status = vhw_get_sid(r, d);
+  const char **s[4] = {&p->block, &p->type, &p->source_file, &p->status};
+  for (int k = 0; k < 4; k++) {
+    uint32_t id;
+    if ((size_t)(r->end - r->p) >= 4 && (memcpy(&id, r->p, 4), id - 1 < (uint32_t)d->nstrs)) { /* a string seen before */
+      r->p += 4;
+      *s[k] = d->strs[id - 1];
+    } else {
+      *s[k] = vhw_get_sid(r, d);
+    }
+  }
   p->topo = NULL;
   if (x.flags & 4) {
     if ((size_t)(r->end - r->p) < sizeof *topo) {
