@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/relay.h"
@@ -70,6 +71,10 @@ static proc *proc_get(vd_ctx *ctx, const char *shown, vd_err *err) {
     ctx->h5helper_free = proc_free;
   }
   if (p->pid && p->limit != limit_of(ctx)) proc_stop(p, NULL, 0); /* max_alloc changed: a helper with the new bound */
+  if (p->pid && !p->inflight && waitpid(p->pid, &(int){0}, WNOHANG) == p->pid) { /* ended while idle (killed): */
+    close(p->sock);                                                            /* nothing of a call was lost */
+    p->pid = 0, p->sock = -1;
+  }
   if (p->pid) return p;
   char path[4096], lim[32], ppid[32];
   if (vd_subproc_path(HELPER, path, sizeof path))
