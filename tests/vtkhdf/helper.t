@@ -19,6 +19,7 @@ generated datasets), VDSQL_SHARED (default ../shared), FUZZ_N, FUZZ_SEED."""
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -153,8 +154,11 @@ try:
     lines.append("SELECT 'sentinel', count(*) FROM vtkhdf_partitions('%s');" % q(sentinel))
     rc, out, err = session("\n".join(lines) + "\n", timeout=900)
     died = err.count("the HDF5 helper process died")
+    sigs = {}
+    for m in re.findall(r"the HDF5 helper process died \(([^)]*)\)", err):
+        sigs[m] = sigs.get(m, 0) + 1
     ok(("sentinel|%d" % want_rows) in out.splitlines() and rc in (0, 1),
-       "fuzzer: %d mutants x %d relations, the sqlite3 process never dies (helper deaths: %d)" % (n, len(RELATIONS), died),
+       "fuzzer: %d mutants x %d relations, the sqlite3 process never dies (helper deaths: %d %s)" % (n, len(RELATIONS), died, sigs),
        "rc %d %s" % (rc, err[-800:]))
     bad = [l for l in err.splitlines() if l.startswith("Runtime error") and "vtkhdf" not in l and "/" not in l]
     ok(not bad, "fuzzer: every error names the file", bad[:5])
