@@ -130,10 +130,18 @@ $(B)/gen_sql: ext/pg/gen_sql.c $(CORE_OBJ) $(STAMP)
 $(B)/libvdsql_core.a: $(CORE_OBJ)
 	@echo "  AR    $@"
 	@rm -f $@ && ar rcs $@ $^
+# Another B (B=build-asan SAN=address,undefined) builds the module in $(B)/pg, out of the
+# source folder; the server then needs the ASan runtime preloaded (docs/testing.md).
+ifeq ($(B),build)
+PGXS_MAKE = $(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no
+else
+PGXS_MAKE = mkdir -p $(B)/pg && $(MAKE) --no-print-directory -C $(B)/pg -f $(CURDIR)/ext/pg/Makefile.pgxs \
+            SRC=$(CURDIR)/ext/pg VPATH= TOP=$(CURDIR) B=$(B) SAN=$(SAN) with_llvm=no
+endif
 pg: $(B)/libvdsql_core.a sql
-	@$(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no
+	@$(PGXS_MAKE)
 pg-install: pg $(B)/vdsql-h5helper
-	@$(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no install
+	@$(PGXS_MAKE) install
 	install -m 0755 $(B)/vdsql-h5helper "$$($${PG_CONFIG:-pg_config} --pkglibdir)/vdsql-h5helper"
 
 # libFuzzer targets (clang only), one per parser. The core is compiled once into

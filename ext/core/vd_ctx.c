@@ -76,16 +76,16 @@ typedef struct {
 #define CAP(f) sizeof(((vd_config *)0)->f)
 static const setting settings[] = {
     {"cache_ttl", K_REAL, OFF(cache_ttl), 0, 1e9, "seconds a cached document stays fresh (0: no caching)"},
-    {"cache_size", K_INT64, OFF(cache_size), 0, 1e12, "bytes the document cache may hold"},
+    {"cache_size", K_INT64, OFF(cache_size), 0, 1e12, "bytes the document cache may hold", PRIV},
     {"http_timeout", K_REAL, OFF(http_timeout), 0.001, 1e6, "seconds a request may take"},
     {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
     {"max_parallel", K_INT, OFF(max_parallel), 1, 256, "requests in flight at once", PRIV},
     {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https", PRIV},
-    {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive"},
+    {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive", PRIV},
     {"vtkhdf_prefix", K_INT64, OFF(vtkhdf_prefix), 65536, 1e9,
-     "bytes of a remote VTKHDF file read with its first request (smaller files whole)"},
+     "bytes of a remote VTKHDF file read with its first request (smaller files whole)", PRIV},
     {"lock_timeout", K_REAL, OFF(lock_timeout), 0, 1e6, "seconds a writer waits for another writer's lock (an archive, a directory of objects)"},
     {"commit_lease", K_REAL, OFF(commit_lease), 1, 1e6,
      "seconds an OpenVDS commit holds its layer unrenewed; then a writer on another machine may finish it"},
@@ -96,7 +96,7 @@ static const setting settings[] = {
     {"connect_to", K_STR, OFF(connect_to), 0, CAP(connect_to),
      "connections to host:port go to another host:port (host:port:to-host:to-port,...; TLS still checks host): "
      "tests and private networks", PRIV | WHERE},
-    {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range"},
+    {"http_max_excess", K_INT64, OFF(http_max_excess), 0, 1e12, "bytes a range answer may carry beyond the range", PRIV},
     {"max_alloc", K_INT64, OFF(max_alloc), 1 << 20, 1e12, "bytes one row, value or check may allocate", PRIV},
     {"s3_endpoint", K_URL, OFF(s3_endpoint), 0, CAP(s3_endpoint),
      "S3 endpoint URL, path-style requests (empty: AWS_ENDPOINT_URL, else AWS's regional endpoint)", WHERE},
@@ -168,6 +168,7 @@ void vd_ctx_env_credentials(vd_ctx *ctx, int on) {
 }
 
 vd_url_reach vd_url_reach_of(const char *url) {
+  if (vd_url_relative(url)) return VD_REACH_RELATIVE;
   return vd_store_is_local(url) ? VD_REACH_LOCAL : vd_store_is_remote(url) ? VD_REACH_NETWORK : VD_REACH_NONE;
 }
 
@@ -248,6 +249,8 @@ vd_code vd_config_apply(vd_ctx *ctx, const char *key, const char *value, char **
       if (s->off == OFF(connect_to) && !connect_entries(value))
         return vd_fail(err, VD_INVALID, "vdsql_config('%s', '%s'): expected host:port:to-host:to-port entries, "
                        "comma-separated (an IPv6 address in [])", s->key, value);
+      /* a shorter value must not leave the tail of the one it replaces (a secret) behind */
+      if (s->flags & CRED) OPENSSL_cleanse(base + s->off, cap);
       memcpy(base + s->off, value, n + 1);
       if (s->flags & (CRED | WHERE)) scope_cache(ctx);
       vd_store_config_changed(ctx);

@@ -113,16 +113,20 @@ int vd_config_secret(int i);
 #define VD_SETTING_ENDPOINT 0x4   /* says where s3:// and az:// URLs go */
 #define VD_SETTING_PRIVILEGED 0x8 /* widens what the server reaches, trusts or spends
                                      (allowed_hosts, connect_to, ca_file, max_alloc,
-                                     max_parallel): PostgreSQL lets only a superuser
+                                     max_parallel, and the sizes a backend holds:
+                                     cache_size, lindi_prefix, vtkhdf_prefix,
+                                     http_max_excess): PostgreSQL lets only a superuser
                                      change it */
 unsigned vd_config_flags(int i);
 /* Turns the environment's credentials on or off (vd_config.env_credentials). */
 void vd_ctx_env_credentials(vd_ctx *ctx, int on);
 
 /* What reaching a URL takes, as a front end checks it before a call: the server's own
- * files (a path, file://), the network (http(s)://, s3://, az://), or nothing (a scheme
- * vdsql does not know: the call refuses it before any request). */
-typedef enum vd_url_reach { VD_REACH_NONE = 0, VD_REACH_LOCAL, VD_REACH_NETWORK } vd_url_reach;
+ * files (an absolute path, file:///), a path relative to the working directory (also
+ * "file:NAME", which is no file URL: a server refuses it), the network (http(s)://,
+ * s3://, az://), or nothing (a scheme vdsql does not know: the call refuses it before
+ * any request). */
+typedef enum vd_url_reach { VD_REACH_NONE = 0, VD_REACH_LOCAL, VD_REACH_NETWORK, VD_REACH_RELATIVE } vd_url_reach;
 vd_url_reach vd_url_reach_of(const char *url);
 /* url as messages show it: userinfo and query values hidden (the store's one redaction). */
 void vd_url_shown(const char *url, char *out, size_t n);

@@ -12,9 +12,14 @@
  * the server named by the GUC vdsql.server (empty: none), for the current user at each
  * call, so SET ROLE and SECURITY DEFINER functions act with their own mapping. With a
  * server, the mapping is all the credentials a call has: the ones it does not give are
- * empty, never the GUCs' (set by a superuser for everyone). */
+ * empty, never the GUCs' (set by a superuser for everyone) nor the environment's, and its
+ * endpoints are the server's (none: AWS's own), never the GUCs': a server's or a
+ * mapping's credentials go only where the server says. vdsql_config() shows a PUBLIC
+ * mapping's credentials only to whom pg_user_mappings shows its options. */
 #include "fdw.h"
 #include "pg_glue.h"
+
+#include <ctype.h>
 
 #include "access/reloptions.h"
 #include "catalog/pg_foreign_data_wrapper.h"
@@ -34,6 +39,7 @@
 PG_FUNCTION_INFO_V1(vdsql_fdw_validator);
 
 static char *server_name; /* vdsql.server */
+static bool hidden;       /* the credentials applied last are a mapping's the current role may not read */
 
 void vdpg_credentials_init(void) {
   DefineCustomStringVariable("vdsql.server",
@@ -52,11 +58,15 @@ static int setting_of(const char *name) {
 }
 
 /* The options of userid's mapping for the server, else of the PUBLIC mapping, as
- * GetUserMapping finds them; NIL without either (GetUserMapping would throw). */
-static List *mapping_options(Oid userid, Oid serverid) {
+ * GetUserMapping finds them; NIL without either (GetUserMapping would throw). *public
+ * says whether they are the PUBLIC mapping's. */
+static List *mapping_options(Oid userid, Oid serverid, bool *public) {
   HeapTuple tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(userid), ObjectIdGetDatum(serverid));
-  if (!HeapTupleIsValid(tp))
+  *public = false;
+  if (!HeapTupleIsValid(tp)) {
     tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(InvalidOid), ObjectIdGetDatum(serverid));
+    *public = true;
+  }
   if (!HeapTupleIsValid(tp)) return NIL;
   bool isnull;
   Datum d = SysCacheGetAttr(USERMAPPINGUSERSERVER, tp, Anum_pg_user_mapping_umoptions, &isnull);
@@ -76,14 +86,21 @@ static const char *option(List *options, const char *name) {
 
 void vdpg_credentials_apply(vd_ctx *ctx, Oid serverid) {
   ForeignServer *srv = GetForeignServer(serverid);
-  List *mine = mapping_options(GetUserId(), serverid);
+  bool public;
+  List *mine = mapping_options(GetUserId(), serverid, &public);
+  /* pg_user_mappings shows a PUBLIC mapping's options to members of the server's owner */
+  hidden = public && mine && !superuser() && !has_privs_of_role(GetUserId(), srv->owner);
+  vd_ctx_env_credentials(ctx, 0); /* the server's identity is not this server's to lend */
   const char *key, *doc;
   int action;
   for (int i = 0; vd_config_setting(i, &key, &doc, &action); i++) {
     if (action) continue;
-    bool cred = (vd_config_flags(i) & VD_SETTING_CREDENTIAL) != 0;
+    unsigned flags = vd_config_flags(i);
+    bool cred = (flags & VD_SETTING_CREDENTIAL) != 0;
     const char *value = option(cred ? mine : srv->options, key);
-    if (!cred && !value) continue; /* the GUC's value stays */
+    /* the GUC's value stays, but for an endpoint: the mapping's credentials go only to
+     * the server's (none given: AWS's own) */
+    if (!cred && !value && !(flags & VD_SETTING_ENDPOINT)) continue;
     vd_err err;
     vd_err_clear(&err);
     vd_code rc = vdsql_pg_setting_apply(ctx, i, value, &err); /* a credential not in the mapping: empty */
@@ -91,7 +108,10 @@ void vdpg_credentials_apply(vd_ctx *ctx, Oid serverid) {
   }
 }
 
+bool vdpg_credentials_hidden(void) { return hidden; }
+
 void vdpg_credentials_current(vd_ctx *ctx) {
+  hidden = false;
   if (!server_name || !*server_name) return;
   ForeignServer *srv = GetForeignServerByName(server_name, true);
   if (!srv)
@@ -109,8 +129,32 @@ void vdpg_credentials_current(vd_ctx *ctx) {
   vdpg_credentials_apply(ctx, srv->serverid);
 }
 
-/* A URL that carries a credential: userinfo (user:pass@host), a SAS signature (sig=),
- * a presigned S3 request (X-Amz-Signature=, X-Amz-Credential=). */
+/* Query parameters that carry a credential or a signature made with one: Azure SAS
+ * (sig), S3 presigned URLs of SigV2 (Signature, AWSAccessKeyId) and SigV4 (X-Amz-*),
+ * with their temporary session's token, Google Cloud Storage's, OAuth's tokens. */
+static const char *const credential_params[] = {
+    "sig",          "signature",         "awsaccesskeyid",   "x-amz-signature", "x-amz-credential",
+    "x-amz-security-token", "security-token", "x-goog-signature", "x-goog-credential", "googleaccessid",
+    "access_token", "token",             "api_key",          "apikey",           "key",
+    "password",     "passwd",            "secret",           NULL};
+
+/* A query parameter's name, percent-decoded and cut at 63 bytes, into out. */
+static void param_name(const char *p, char *out, size_t size) {
+  size_t n = 0;
+  while (*p && *p != '=' && *p != '&' && *p != '#' && n + 1 < size) {
+    if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+      char hex[3] = {p[1], p[2], 0};
+      out[n++] = (char)strtol(hex, NULL, 16);
+      p += 3;
+    } else {
+      out[n++] = *p++;
+    }
+  }
+  out[n] = 0;
+}
+
+/* A URL that carries a credential: userinfo (user:pass@host) or a query parameter of
+ * credential_params, however its name is cased or percent-encoded. */
 static bool carries_credentials(const char *v) {
   const char *auth = strstr(v, "://");
   if (auth) {
@@ -119,12 +163,12 @@ static bool carries_credentials(const char *v) {
     if (memchr(auth, '@', n)) return true;
   }
   const char *q = strchr(v, '?');
-  for (const char *p = q; p && *p; p++) {
-    if (*p != '?' && *p != '&') continue;
-    const char *name = p + 1;
-    if (pg_strncasecmp(name, "sig=", 4) == 0 || pg_strncasecmp(name, "x-amz-signature=", 16) == 0 ||
-        pg_strncasecmp(name, "x-amz-credential=", 17) == 0)
-      return true;
+  for (const char *p = q; p && *p && *p != '#'; p++) {
+    if (*p != '?' && *p != '&' && *p != ';') continue;
+    char name[64];
+    param_name(p + 1, name, sizeof name);
+    for (int k = 0; credential_params[k]; k++)
+      if (pg_strcasecmp(name, credential_params[k]) == 0) return true;
   }
   return false;
 }
@@ -158,8 +202,9 @@ void vdpg_validate_option(const char *name, const char *value, Oid catalog) {
   unsigned flags = i >= 0 ? vd_config_flags(i) : 0;
   if (catalog != UserMappingRelationId && carries_credentials(value))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("vdsql: option %s of %s carries credentials in its URL (user:password@, sig=, "
-                           "X-Amz-Signature= or X-Amz-Credential=), which every role can read",
+                    errmsg("vdsql: option %s of %s carries credentials in its URL (user:password@, or a "
+                           "parameter such as sig=, Signature=, AWSAccessKeyId=, X-Amz-Signature=, "
+                           "X-Amz-Credential= or X-Amz-Security-Token=), which every role can read",
                            name, object_of(catalog)),
                     errhint("Give credentials as options of a user mapping.")));
   if (catalog == ForeignTableRelationId) {

@@ -47,6 +47,13 @@ vd_value vdpg_value_of(Datum d, Oid type);
 /* The backend's context with the credentials of the table's server for the current user. */
 vd_ctx *vdpg_ftable_ctx(const vdpg_ftable *ft);
 
+/* A scan's credentials and endpoints, fixed when it starts (identity.c): taken from
+ * what ctx holds now, put back before each of the scan's calls into the core, cleared
+ * (explicit_bzero) when owner is reset or deleted. */
+typedef struct vdpg_identity vdpg_identity;
+vdpg_identity *vdpg_identity_take(vd_ctx *ctx, MemoryContext owner);
+void vdpg_identity_use(vd_ctx *ctx, const vdpg_identity *id);
+
 /* The backend's core table of a named foreign table, connected on first use in a
  * transaction and let go at its end. write: the transaction writes it (begin once, and
  * the savepoints of the subtransactions open now). */

@@ -36,6 +36,8 @@ typedef struct att_read {
 
 typedef struct scan_state {
   vdpg_ftable *ft;
+  vd_ctx *ctx;        /* the backend's */
+  vdpg_identity *id;  /* the credentials and endpoints the scan started with */
   void *cur;       /* the core's cursor, or NULL */
   bool opened;     /* since the last rescan */
   bool advance;    /* the row returned last is still the cursor's current row */
@@ -45,7 +47,12 @@ typedef struct scan_state {
   int *binds;      /* per entry: col * 16 + op */
   Datum args[VDSQL_PG_MAX_COLS]; /* argument columns' values, returned as they were bound */
   bool argnull[VDSQL_PG_MAX_COLS];
+  /* per argument k fixed by an option: its text, built once in cx. Rows hand it out as the
+   * column's value, so it must outlive every row; per-tuple memory is reset before the
+   * row is even projected. */
+  Datum fixed[VDSQL_PG_MAX_COLS];
   MemoryContext cx, rowcx;
+  MemoryContext argcx; /* bound arguments' values, kept until the next open */
   bool rowcx_used; /* since its last reset */
   int nread;
   att_read *read; /* the attributes the query reads, in attribute order */
@@ -71,7 +78,14 @@ static void begin(ForeignScanState *node, int eflags) {
   MemoryContext old = MemoryContextSwitchTo(cx);
   ForeignScan *fs = (ForeignScan *)node->ss.ps.plan;
   s->ft = vdpg_ftable_get(RelationGetRelid(node->ss.ss_currentRelation));
+  /* who the scan acts as is decided now, by the role running the query, and kept to its
+   * end: a function of the same query acting as another role changes the context */
+  s->ctx = vdpg_ftable_ctx(s->ft);
+  s->id = vdpg_identity_take(s->ctx, cx);
   s->rowcx = AllocSetContextCreate(cx, "vdsql row", ALLOCSET_DEFAULT_SIZES);
+  s->argcx = AllocSetContextCreate(cx, "vdsql arguments", ALLOCSET_SMALL_SIZES);
+  for (int k = 0; k < vd_rel_nargs(s->ft->rel) && k < VDSQL_PG_MAX_COLS; k++)
+    if (s->ft->fixed[k]) s->fixed[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));
   s->cols = strtoull(strVal(list_nth(fs->fdw_private, VDPG_PRIV_COLS)), NULL, 16);
   const char *limit = strVal(list_nth(fs->fdw_private, VDPG_PRIV_LIMIT));
   s->limit = *limit ? strtoll(limit, NULL, 10) : -1;
@@ -110,10 +124,12 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
   vd_value args[VDSQL_PG_MAX_COLS], one[VDSQL_PG_MAX_COLS + 2];
   vd_filter f[VDSQL_PG_MAX_COLS + 2];
   bool none = false;
+  /* the last open's rows are gone: a parent never uses a row of a scan it rescanned */
+  MemoryContextReset(s->argcx);
   for (int k = 0; k < nargs && k < VDSQL_PG_MAX_COLS; k++) {
     args[k] = s->ft->fixed[k] ? vd_text(s->ft->fixed[k]) : vd_null();
     s->argnull[k] = !s->ft->fixed[k];
-    if (s->ft->fixed[k]) s->args[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));
+    if (s->ft->fixed[k]) s->args[k] = s->fixed[k];
   }
   ListCell *lc;
   int i = 0;
@@ -132,8 +148,8 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
       int k = 0;
       for (int j = 0; j < col; j++) k += (r->cols[j].flags & VD_COL_ARG) != 0;
       args[k] = vdpg_value_of(d, type);
-      /* kept for the argument's column, in the scan's context (rows outlive this one) */
-      MemoryContext o2 = MemoryContextSwitchTo(s->cx);
+      /* kept for the argument's column until the next open (rows outlive this context) */
+      MemoryContext o2 = MemoryContextSwitchTo(s->argcx);
       s->args[k] = datumCopy(d, get_typbyval(type), get_typlen(type));
       if (type != vdpg_type_oid(r->cols[col].type)) { /* an int4 bound to a bigint column */
         vd_value v = args[k];
@@ -182,10 +198,12 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
     void *c = NULL;
     if (s->ft->named) {
       void *tab = vdpg_writer(s->ft, false); /* checks the url's privileges */
-      rc = r->table->open(vdpg_ftable_ctx(s->ft), tab, &c, &s->err);
+      vdpg_identity_use(s->ctx, s->id);
+      rc = r->table->open(s->ctx, tab, &c, &s->err);
     } else {
       vdpg_check_relation_args(r, args, nargs); /* arguments can come from data: checked at each open */
-      rc = r->open(vdpg_ftable_ctx(s->ft), args, nargs, f, nf, &c, &s->err);
+      vdpg_identity_use(s->ctx, s->id);
+      rc = r->open(s->ctx, args, nargs, f, nf, &c, &s->err);
     }
     s->cur = c;
   }
@@ -228,6 +246,7 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
   const vd_relation *r = s->ft->rel;
   ExecClearTuple(slot);
   if (!s->opened) open_cursor(node, s);
+  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
   vd_code rc = VD_OK;
   if (s->cur && s->advance) { /* moved on only now: a LIMIT met by the last row fetches nothing more */
     s->advance = false;

@@ -37,6 +37,29 @@ static const void *entry_of(FunctionCallInfo fcinfo, int relation) {
   return found;
 }
 
+/* Whether setting key is a credential (vdsql_config's keys). */
+static bool is_credential(const char *key, size_t n) {
+  const char *k, *doc;
+  int action;
+  for (int i = 0; vd_config_setting(i, &k, &doc, &action); i++)
+    if (strlen(k) == n && strncmp(k, key, n) == 0) return (vd_config_flags(i) & VD_SETTING_CREDENTIAL) != 0;
+  return false;
+}
+
+/* vdsql_config() shows a credential of a PUBLIC mapping as pg_user_mappings shows the
+ * mapping's options: NULL to a role that may not read them. */
+static bool hide_value(const vd_relation *r, void *cur, int c, vd_value *v) {
+  if (!vdpg_credentials_hidden() || strcmp(r->name, "vdsql_config") != 0 || strcmp(r->cols[c].name, "value") != 0)
+    return false;
+  vd_value key = vd_null();
+  vd_err err;
+  vd_err_clear(&err);
+  bool hide = r->column(cur, 0, &key, &err) == VD_OK && key.type == VD_TEXT && is_credential(key.p, key.n);
+  if (key.dtor) key.dtor((void *)key.p);
+  if (hide && v->dtor) v->dtor((void *)v->p);
+  return hide;
+}
+
 Datum vdsql_relation(PG_FUNCTION_ARGS) {
   const vd_relation *r = entry_of(fcinfo, 1);
   vd_ctx *ctx = vdsql_pg_ctx();
@@ -83,6 +106,7 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
           v = iv[k] == VD_INT_NULL ? vd_null() : vd_int(iv[k]);
         else
           rc = r->column(cur, c, &v, &err);
+        if (rc == VD_OK && hide_value(r, cur, c, &v)) v = vd_null();
         if (rc == VD_OK) rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &values[j], &nulls[j], &err);
         if (v.dtor) v.dtor((void *)v.p);
       }
@@ -103,6 +127,18 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
   return (Datum)0;
 }
 
+/* vdsql_config(key, value) changed the context behind settings.c: a credential or an
+ * endpoint lasts only that call (the next brings the GUC back, at the level it was set
+ * at); other settings stay until their GUC changes. */
+static void forget_setting(const char *key, size_t n) {
+  const char *k, *doc;
+  int action;
+  for (int i = 0; vd_config_setting(i, &k, &doc, &action); i++)
+    if (strlen(k) == n && strncmp(k, key, n) == 0 &&
+        (vd_config_flags(i) & (VD_SETTING_CREDENTIAL | VD_SETTING_ENDPOINT)))
+      vdsql_pg_setting_forget(i);
+}
+
 Datum vdsql_function(PG_FUNCTION_ARGS) {
   const vd_function *f = entry_of(fcinfo, 0);
   vd_ctx *ctx = vdsql_pg_ctx();
@@ -120,6 +156,14 @@ Datum vdsql_function(PG_FUNCTION_ARGS) {
   vd_err err;
   vd_err_clear(&err);
   vd_code rc = f->call(ctx, args, n < 8 ? n : 8, &out, &err);
+  if ((f->flags & VD_FN_SETTER) && args[0].type == VD_TEXT) {
+    bool cred = is_credential(args[0].p, args[0].n);
+    if (n == f->max_args) forget_setting(args[0].p, args[0].n); /* the next call brings the GUC back */
+    if (cred && vdpg_credentials_hidden() && rc == VD_OK) { /* as pg_user_mappings: NULL */
+      if (out.dtor) out.dtor((void *)out.p);
+      out = vd_null();
+    }
+  }
   Datum d = (Datum)0;
   bool isnull = true;
   if (rc == VD_OK) rc = vdsql_pg_datum(&out, f->result, f->name, &d, &isnull, &err);

@@ -12,8 +12,16 @@
 /* The backend's context (settings, caches, connections), made on first use: curl and
  * HDF5 start lazily in each backend, never in the postmaster. */
 vd_ctx *vdsql_pg_ctx(void);
-/* Brings the context's settings to the vdsql.* GUCs (settings.c); vdsql_pg_ctx calls it. */
-void vdsql_pg_sync_settings(vd_ctx *ctx);
+/* Brings the context's settings to the vdsql.* GUCs (settings.c), and lets the
+ * environment's credentials stand in when env; vdsql_pg_ctx calls it. An endpoint GUC
+ * set by a role that is not a superuser gets only credentials set at that level: the
+ * superuser's credential GUCs are left empty and the environment off. */
+void vdsql_pg_sync_settings(vd_ctx *ctx, bool env);
+/* The value of setting i the context holds as applied here (NULL: the default). */
+const char *vdsql_pg_setting_applied(int i);
+/* Setting i of the context was changed behind settings.c (vdsql_config(key, value)):
+ * the next apply sets it whatever it holds. */
+void vdsql_pg_setting_forget(int i);
 /* Sets setting i (vd_config_setting's index) of ctx to value (NULL or empty: the core's
  * default) over its GUC until the next sync, e.g. from a user mapping (settings.c). */
 vd_code vdsql_pg_setting_apply(vd_ctx *ctx, int i, const char *value, vd_err *err);
@@ -46,6 +54,10 @@ void vdpg_credentials_apply(vd_ctx *ctx, Oid serverid);
 /* The same for the server named by vdsql.server, if any (vdsql_pg_ctx calls it):
  * 42704 when it names no vdsql server, 42501 without USAGE on it. */
 void vdpg_credentials_current(vd_ctx *ctx);
+/* Whether the credentials of the last call's vdsql.server come from a PUBLIC mapping
+ * whose options pg_user_mappings hides from the current role: vdsql_config() shows
+ * them as NULL then. */
+bool vdpg_credentials_hidden(void);
 /* One option of the wrapper vdsql's objects (catalog: ForeignDataWrapperRelationId,
  * ForeignServerRelationId, ForeignTableRelationId or UserMappingRelationId), as the
  * validator vdsql_fdw_validator checks it: credentials only in a user mapping (42501),

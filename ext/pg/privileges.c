@@ -3,7 +3,8 @@
  * for the functions and the foreign-data wrapper. The file_fdw model:
  *   - a local path or file:// URL needs the privileges of pg_read_server_files to read,
  *     and of pg_write_server_files as well to write (a writer reads the dataset too);
- *   - a relative path is refused: a backend's working directory is the data directory;
+ *   - a relative path (also "file:NAME", which is no file URL) is refused: a backend's
+ *     working directory is the data directory;
  *   - http(s)://, s3:// and az:// need the privileges of vdsql_network, a role the
  *     extension script creates.
  * EXECUTE on the functions stays PUBLIC's: one function reads local files or the
@@ -31,10 +32,10 @@ static void refuse(const char *url, const char *what, const char *needs) {
 void vdpg_check_url(const char *url, bool write) {
   if (!url || !*url) return; /* nothing is reached: the core says what is wrong with it */
   switch (vd_url_reach_of(url)) {
+    case VD_REACH_RELATIVE: /* "file:NAME" too: the URL layer says which paths are relative */
+      refuse(url, "reading relative path", "an absolute path (a backend would resolve it in the data directory)");
+      return;
     case VD_REACH_LOCAL:
-      /* file:// URLs are absolute by their form (the core refuses file://host/...) */
-      if (url[0] != '/' && pg_strncasecmp(url, "file:", 5) != 0)
-        refuse(url, "reading relative path", "an absolute path (a backend would resolve it in the data directory)");
       if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
         refuse(url, "reading local file", "the privileges of pg_read_server_files");
       if (write && !has_privs_of_role(GetUserId(), ROLE_PG_WRITE_SERVER_FILES))

@@ -30,10 +30,9 @@ vd_ctx *vdsql_pg_ctx(void) {
     if (!backend_ctx) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("vdsql: out of memory")));
     backend_ctx->interrupted = pg_interrupted;
   }
-  vdsql_pg_sync_settings(backend_ctx);
   /* the environment's AWS_* / AZURE_STORAGE_* credentials are the server's identity: a
    * superuser's only, decided per call (SET ROLE, SECURITY DEFINER change who runs) */
-  vd_ctx_env_credentials(backend_ctx, superuser());
+  vdsql_pg_sync_settings(backend_ctx, superuser());
   vdpg_credentials_current(backend_ctx);
   return backend_ctx;
 }

@@ -5,6 +5,7 @@ import os
 import subprocess
 
 import mkvds
+import vdstarget
 from taplib import shell_args
 from vdstarget import AWS_VARS, LayerState, check_layer, chunk_data, chunks_script, q, staged, write_blob
 
@@ -28,6 +29,10 @@ def State(t, name):
 
 def staging(t, name):
     return staged(t, name)
+
+
+def leftovers(t, name):
+    return vdstarget.leftovers(t, name, L, CHUNK)
 
 
 def check(t, name, committed, what):

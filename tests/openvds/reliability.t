@@ -11,12 +11,14 @@ LayerStatus counts (section 3) against what the pages and objects add up to, and
 staging folder listed. What a chunk must hold is what this test wrote, tracked here.
 
 kill -9: a writer replaces KILL_CHUNKS chunks of two stored pages (committed ones and new
-ones) and is killed at a random moment of its COMMIT (timed on an unkilled run: half the
+ones; in one trial of three a plain INSERT of chunks never written, whose objects go
+straight to their keys) and is killed at a random moment of its COMMIT (timed on an unkilled run: half the
 kills near its start, mostly before the commit point, half anywhere in it). Readers
 before any recovery see each chunk's old or new bytes, or an error naming the chunk;
 after the next writer opens the layer (two trials in four) or vds_repair (the others)
 the transaction is all there or not at all, every entry agrees with its object, the
-counts equal the pages, and other chunks are intact.
+counts equal the pages, and other chunks are intact. vds_repair with stage_ttl 0 then
+leaves nothing staged and no object at a key that no entry names.
 
 env: REL_TRIALS (kill -9 trials per store, default 30), REL_ROUNDS (rounds of four
 writers, default 10), REL_STORES (default "file s3 az"); SO, SQLITE3 (tests/taplib.py)."""
@@ -24,11 +26,9 @@ import base64
 import json
 import os
 import random
-import shutil
 import signal
 import struct
 import sys
-import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -37,8 +37,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 import layerkit  # noqa: E402
 from layerkit import CHUNK, L, NCHUNKS, data, files_of, insert_script, layout, popen, read_chunks  # noqa: E402
-from taplib import ok, plan  # noqa: E402
-from vdstarget import each_store, q, run, write_blob  # noqa: E402
+from taplib import ok  # noqa: E402
+from vdstarget import q, run, run_stores, write_blob  # noqa: E402
 
 NAME = "rel"
 KILL_CHUNKS = 16
@@ -53,6 +53,10 @@ def State(t):
 
 def staging(t):
     return layerkit.staging(t, NAME)
+
+
+def leftovers(t):
+    return layerkit.leftovers(t, NAME)
 
 
 def check(t, committed, what):
@@ -100,6 +104,23 @@ def suite(t, tmp):
        % (K, aerr.strip()[-200:]), err)
     check(t, committed, "%s, after the refused COMMIT" % K)
     ok(not staging(t), "%s: the refused COMMIT deleted its staged objects" % K, staging(t)[:5])
+    ok(not leftovers(t), "%s: and took back the objects it put at its new chunks' keys" % K, leftovers(t)[:5])
+
+    # a writer that rolls back while another open transaction holds the key of the same new
+    # chunk (its put at the key was refused: it staged) leaves the other's object alone
+    c1 = sorted(set(range(NCHUNKS)) - set(committed))[0]
+    bb, ab = {c1: data(rng)}, {c1: data(rng)}
+    b = popen(t, insert_script(url, [c1], "", files_of(tmp, bb), marker=marker + "b", end=".shell sleep 3\nCOMMIT;"))
+    t0 = time.time()
+    while not os.path.exists(marker + "b") and time.time() - t0 < 60:
+        time.sleep(0.02)
+    out, err, rc = run(t, insert_script(url, [c1], "", files_of(tmp, ab), end="ROLLBACK;"))
+    berr = b.stderr.read()
+    b.wait()
+    committed.update(bb)
+    ok(rc == 0 and b.returncode == 0, "%s: a plain INSERT of a new chunk rolled back while another open transaction "
+       "had put it at its key; that one commits" % K, [err, berr])
+    check(t, committed, "%s, after one writer's ROLLBACK and the other's COMMIT of one new chunk" % K)
 
     # a constant replacing a data chunk: its key gets an empty object with the constant's hash
     c0 = sorted(committed)[0]
@@ -137,8 +158,12 @@ def suite(t, tmp):
     outcomes = {"old": 0, "new": 0}
     seen_errors = 0
     failures = []
+    plains = 0
     for trial in range(TRIALS):
-        rows = rng.sample(pool, KILL_CHUNKS)
+        plain = trial % 3 == 2  # new chunks, plain INSERT: objects at their keys, nothing staged
+        unwritten = sorted(set(range(NCHUNKS)) - set(committed))
+        rows = rng.sample(unwritten if plain else pool, KILL_CHUNKS)
+        plains += plain
         blobs = {c: data(rng) for c in rows}
         files = files_of(tmp, blobs)
         # half the kills before COMMIT or around its start (before its commit point: from a
@@ -146,7 +171,7 @@ def suite(t, tmp):
         # reaches its commit point almost at once and a killed run may go faster than that
         # run), half anywhere in COMMIT (mostly after): both sides are always tried
         delay = rng.uniform(start * 0.2, start + (end - start) * 0.1) if trial % 2 else rng.uniform(start, end * 1.1)
-        p = popen(t, insert_script(url, rows, "OR REPLACE", files))
+        p = popen(t, insert_script(url, rows, "" if plain else "OR REPLACE", files))
         time.sleep(delay)
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
@@ -180,14 +205,16 @@ def suite(t, tmp):
         lost = [c for c in committed if c not in rows and s.data.get(c) != committed[c]]
         if s.bad or lost or not s.counts_ok()[0]:
             failures.append((trial, None, "bad %s lost %s counts %s" % (s.bad[:5], lost[:5], s.counts_ok()[1])))
-    ok(not failures, "%s: %d kill -9 trials between %.0f and %.0f ms after start (COMMIT from %.0f ms): no committed "
-       "chunk lost, no half transaction, entries agree with objects, counts equal the pages; %d rolled forward, "
-       "%d never committed, %d reads refused by a reader naming the chunk"
-       % (K, TRIALS, start * 200, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors), failures[:5])
+    ok(not failures, "%s: %d kill -9 trials (%d of them plain INSERTs of new chunks) between %.0f and %.0f ms after "
+       "start (COMMIT from %.0f ms): no committed chunk lost, no half transaction, entries agree with objects, counts "
+       "equal the pages; %d rolled forward, %d never committed, %d reads refused by a reader naming the chunk"
+       % (K, TRIALS, plains, start * 200, end * 1100, start * 1000, outcomes["new"], outcomes["old"], seen_errors),
+       failures[:5])
     ok(outcomes["new"] and outcomes["old"], "%s: the kills fell both before and after the commit point" % K, outcomes)
     out, err, rc = run(t, "SELECT vdsql_config('stage_ttl', '0');\nSELECT vds_repair(%s, %s);" % (q(url), q(L)))
     ok(rc == 0 and not staging(t), "%s: vds_repair deletes what killed transactions staged (stage_ttl 0)" % K,
        [err, staging(t)[:5]])
+    ok(not leftovers(t), "%s: and what they put at chunk keys that no entry names (stage_ttl 0)" % K, leftovers(t)[:5])
     check(t, committed, "%s, after the kill trials and a repair" % K)
 
     # four writers at once, on the same chunks and on different ones
@@ -235,6 +262,8 @@ def suite(t, tmp):
         committed.update(blobs[winners[0]])
     check(t, committed, "%s, at the end" % K)
     ok(not staging(t), "%s: nothing left in the staging folder" % K, staging(t)[:5])
+    ok(not leftovers(t), "%s: no object at a key that no entry names (the refused plain INSERTs took theirs back)"
+       % K, leftovers(t)[:5])
     if K == "file":
         left = os.listdir(os.path.join(t.url(NAME), ".vdsql", L))
         ok(left == ["commit"], "file: no transaction's folder is left either, only the commit record", left)
@@ -320,13 +349,4 @@ def repair_rules(t, tmp):
     ok(rc == 0 and 40 in State(t).entries, "%s: with the record restored, writes go on" % K, err)
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="vdsql-rel.")
-    try:
-        each_store(tmp, lambda t: (suite(t, tmp), repair_rules(t, tmp)), STORES)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return plan()
-
-
-sys.exit(main())
+sys.exit(run_stores("vdsql-rel.", lambda t, tmp: (suite(t, tmp), repair_rules(t, tmp)), STORES))

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -215,6 +216,17 @@ def each_store(tmp, fn, stores=("file", "s3", "az")):
     return True
 
 
+def run_stores(prefix, fn, stores):
+    """fn(t, tmp) on each store named, in a temporary folder removed afterwards; the TAP plan."""
+    from taplib import plan
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        each_store(tmp, lambda t: fn(t, tmp), stores)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return plan()
+
+
 def chunk_data(rng, n):
     """n bytes that are no constant chunk (so they always have an object)."""
     b = bytearray(rng.randbytes(n))
@@ -232,12 +244,12 @@ def chunks_script(url, layer, rows, mode="OR REPLACE", files=None, marker=None, 
 
 
 class LayerState:
-    """A layer of an RLE dataset of single-channel U8 chunks of chunk_bytes, as an
-    independent reader sees it: the LayerStatus entry (status), the page entries
+    """A layer of a dataset of single-channel U8 chunks of chunk_bytes (objects compressed
+    with method: RLE, or None), as an independent reader sees it: the LayerStatus entry (status), the page entries
     ({chunk: hash}), what each chunk holds ({chunk: bytes, or ("constant", hash)}), the
     chunks whose object disagrees with their entry (bad) and the objects' sizes."""
 
-    def __init__(self, t, name, layer, chunk_bytes):
+    def __init__(self, t, name, layer, chunk_bytes, method="RLE"):
         self.t, self.chunk_bytes = t, chunk_bytes
         st = json.loads(t.get(name, "LayerStatus")[0])
         self.status = [x for x in st if x["layerName"] == layer][0]
@@ -261,7 +273,7 @@ class LayerState:
                 self.bad.append(c)
                 continue
             self.sizes[c] = len(body)
-            self.data[c] = decode_object(body, "RLE")[1]
+            self.data[c] = decode_object(body, method)[1]
 
     def counts_ok(self):
         nd = sum(1 for v in self.data.values() if isinstance(v, bytes))
@@ -276,11 +288,25 @@ def staged(t, name):
             or k.startswith(".vdsql-put-")]
 
 
-def check_layer(t, name, layer, chunk_bytes, committed, what):
+def leftovers(t, name, layer, chunk_bytes):
+    """Objects at chunk keys that no entry names: what a transaction put at a key (plain
+    INSERT of a new chunk) and never committed; a constant's key holds at most an empty one."""
+    s = LayerState(t, name, layer, chunk_bytes)
+    out = []
+    for k in t.keys(name):
+        if not k.startswith(layer + "/") or "/ChunkMetadata/" in k:
+            continue
+        c = int(k[len(layer) + 1:])
+        if c not in s.entries or (isinstance(s.data.get(c), tuple) and t.get(name, k)[0]):
+            out.append(k)
+    return out
+
+
+def check_layer(t, name, layer, chunk_bytes, committed, what, method="RLE"):
     """The layer equals committed ({chunk: bytes}) and is self-consistent, as TAP; returns
     its LayerState."""
     from taplib import ok
-    s = LayerState(t, name, layer, chunk_bytes)
+    s = LayerState(t, name, layer, chunk_bytes, method)
     ok(not s.bad, "%s: every page entry agrees with its object's vdschunkmetadata" % what, s.bad[:8])
     wrong = [c for c in set(committed) | set(s.data) if s.data.get(c) != committed.get(c)]
     ok(not wrong, "%s: every chunk holds what was committed (%d chunks)" % (what, len(committed)), sorted(wrong)[:8])

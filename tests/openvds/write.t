@@ -11,13 +11,15 @@ with mkvds's encoder) with their vdschunkmetadata, read from xattrs or with boto
 `aws s3api head-object` (Debian's awscli); pages with the layout of section 4 (mkvds.py
 dump for local files). Data read back through vds_chunk_data equals what was inserted.
 Constant chunks store no object. Exact request counts from vdsql_stats(): N data chunks
-in one transaction over P new pages cost N PUTs into the transaction's
-staging folder, then at COMMIT the layer's commit record and LayerStatus read, the
-record written (the commit point), N copies into place, P page PUTs, the LayerStatus
-PUT, the N staged objects deleted and the record set free (a stored page is also read,
-once when a plain INSERT checks it and once at COMMIT; docs/openvds.md, "How writes stay
-whole"). Deletes are one request an object on files, and batches on S3 (DeleteObjects,
-1,000 keys a request) and Azure (Blob Batch, 256 a request): 2N + D(N) + P + 5.
+in one transaction of INSERT OR REPLACE over P new pages cost N PUTs into the
+transaction's staging folder, then at COMMIT the layer's commit record and LayerStatus
+read, the record written (the commit point), N copies into place, P page PUTs, the
+LayerStatus PUT, the N staged objects deleted and the record set free (a stored page is
+also read, once when a plain INSERT checks it and once at COMMIT; docs/openvds.md, "How
+writes stay whole"). Deletes are one request an object on files, and batches on S3
+(DeleteObjects, 1,000 keys a request) and Azure (Blob Batch, 256 a request):
+2N + D(N) + P + 5. A plain INSERT of chunks no entry names puts each object at its key
+(create-only, carrying its transaction's id as vdsqltx), nothing staged: N + P + 5.
 A plain INSERT of a written chunk is refused (also twice in one transaction); INSERT OR
 REPLACE replaces it. ROLLBACK leaves every object byte-identical (staging deleted); two
 writers interleaved keep both entries (the commit record orders them: no lost race);
@@ -342,22 +344,26 @@ def suite(t, tmp):
        "%s: after both commits the page holds A's 256 entries and B's" % K, [aerr, len(ents)])
     ok(st[0]["validChunkCount"] == 257, "%s: LayerStatus counts both writers: validChunkCount 257" % K,
        st[0]["validChunkCount"])
-    # A: 256 staged PUTs (its page was new when it opened: nothing read); at COMMIT the
-    # commit record, LayerStatus and B's page are read fresh, so nothing races: the record
-    # written, 256 copies, the page and LayerStatus put, the 256 staged objects deleted
-    # (in batches on S3 and Azure), the record freed
-    nreq = 2 * 256 + deletes(K, 256) + 7
+    # A: 256 create-only PUTs at the chunks' keys (plain INSERTs of chunks no entry names;
+    # its page was new when it opened: nothing read); at COMMIT the commit record,
+    # LayerStatus and B's page are read fresh, so nothing races: the record written, the
+    # page and LayerStatus put, the record freed. Nothing staged, copied or deleted.
+    nreq = 256 + 7
     ok(stat_of(aout.split("\n")) == [nreq],
-       "%s: writer A read B's commit under the commit record, no lost race: %d requests" % (K, nreq), aout + aerr)
+       "%s: writer A read B's commit under the commit record, no lost race: %d requests (256 objects put at their "
+       "keys, nothing staged)" % (K, nreq), aout + aerr)
+    metas = [t.get(name2, "%s/%d" % (L2, c))[1] for c in (0, 255)]
+    ok(all(m and m.get("vdsqltx") and len(m["vdsqltx"]) == 16 for m in metas),
+       "%s: an object a plain INSERT put at its key carries its transaction's id (vdsqltx)" % K, metas)
     # a second transaction of the same kind on the now stored page: the page is read
     out, err, rc = run(t, "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nSELECT vdsql_config('stats', 'reset');\n"
                           "INSERT INTO t(chunk, data) VALUES (257, readfile(%s)), (258, readfile(%s));\n%s"
                           % (q(url2), q(L2), q(f2[0]), q(f2[1]), stats_sql(t)))
-    nreq = 2 * 2 + deletes(K, 2) + 7 + 1
+    nreq = 2 + 7 + 1
     ok(rc == 0 and stat_of(out) == [nreq],
-       "%s: 2 chunks into a stored page: %d requests (the page read by INSERT's check, 2 staged PUTs, the record, "
-       "LayerStatus and the page read at COMMIT, the record written, 2 copies, the page and LayerStatus put, "
-       "the 2 staged objects deleted, the record freed)" % (K, nreq), out + [err])
+       "%s: 2 new chunks into a stored page: %d requests (the page read by INSERT's check, 2 PUTs at their keys, the "
+       "record, LayerStatus and the page read at COMMIT, the record written, the page and LayerStatus put, the "
+       "record freed)" % (K, nreq), out + [err])
     out, err, rc = run(t, "CREATE VIRTUAL TABLE t USING vds_chunks(%s, %s);\nBEGIN;\n"
                           "INSERT INTO t(chunk, data) VALUES (270, readfile(%s));\n"
                           "INSERT INTO t(chunk, data) VALUES (270, readfile(%s));\nCOMMIT;\n"

@@ -50,8 +50,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(here), "openvds"))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 import mkvds  # noqa: E402
 from taplib import FaultProxy, Nginx, datasets, ok, plan, shell_args  # noqa: E402
-from vdstarget import (AWS_VARS, LayerState, Via, check_layer, chunk_data, chunks_script, each_store, q, run,  # noqa: E402
-                       staged, write_blob)
+from vdstarget import (AWS_VARS, LayerState, Via, check_layer, chunk_data, chunks_script, each_store,  # noqa: E402
+                       leftovers, q, run, staged, write_blob)
 
 READS = int(os.environ.get("FAULT_READS", "3"))
 ROUNDS = int(os.environ.get("FAULT_ROUNDS", "10"))
@@ -323,13 +323,19 @@ def write_suite(t, tmp, proxy, rng):
     left = staged(t, w.name)
     ok(rc == 0 and not left, "%s: after the faulted rounds, vds_repair with stage_ttl 0 leaves nothing staged" % K,
        [err, left[:5]])
+    keys = leftovers(t, w.name, L, CHUNK)
+    ok(not keys, "%s: nor an object at a chunk key that no entry names (new chunks' objects of transactions that "
+       "failed)" % K, keys[:5])
     check_layer(t, w.name, L, CHUNK, w.committed, "%s, after the faulted rounds" % K)
 
 
 # one answer dropped after the server did the request: (what, methods, url, body)
 AIMED = [
     ("the commit record's PUT (\"state\":\"commit\")", "PUT", r"/\.vdsql/[^/?]+/commit(\?|$)", r'"state"\s*:\s*"commit"'),
-    ("a chunk object's copy into place", "PUT", r"/%s/[0-9]+(\?|$)" % L, ""),
+    ("a chunk object's copy into place", "PUT", r"/%s/[0-9]+(\?|$)" % L, r"\A\Z"),  # a copy has no body
+    # a new chunk's object put at its key by its plain INSERT (create-only, with a body): the
+    # retry is refused, the object goes to the staging folder and is copied over its key
+    ("a new chunk's create-only PUT at its key", "PUT", r"/%s/[0-9]+(\?|$)" % L, r"\A."),
     ("a page's PUT", "PUT", r"/%s/ChunkMetadata/[0-9]+(\?|$)" % L, ""),
     ("the LayerStatus PUT", "PUT", r"/LayerStatus(\?|$)", ""),
     ("the record's release (\"state\":\"free\")", "PUT", r"/\.vdsql/[^/?]+/commit(\?|$)", r'"state"\s*:\s*"free"'),

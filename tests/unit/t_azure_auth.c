@@ -150,6 +150,16 @@ int main(void) {
   big[sizeof big - 1] = 0;
   ok(vd_config_apply(ctx, "azure_sas_token", big, &out, &err) == VD_INVALID && !strstr(err.msg, "AAAA"),
      "a value too long is refused without echoing it: %s", err.msg);
+  { /* a shorter secret replacing a longer one leaves none of the old one's bytes in the field */
+    const char *old = "LONGSECRETVALUE-0123456789";
+    int was = vd_config_apply(ctx, "azure_sas_token", old, NULL, &err) == VD_OK;
+    int now = vd_config_apply(ctx, "azure_sas_token", "s", NULL, &err) == VD_OK;
+    const char *f = ctx->cfg.azure_sas_token;
+    size_t left = 0;
+    for (size_t i = 2; i < sizeof ctx->cfg.azure_sas_token; i++) left += f[i] != 0;
+    ok(was && now && f[0] == 's' && f[1] == 0 && left == 0,
+       "replacing a secret clears the field: no byte of the old one after the new one (%zu left)", left);
+  }
   vd_ctx_free(ctx);
   unsetenv("AZURE_STORAGE_CONNECTION_STRING");
 

@@ -1,7 +1,9 @@
 /* vd_putq on local files (put when pushed): every push is handed back once, in order,
  * with its own code; bodies are moved in; user metadata lands; the first failure names
  * where it failed, stops the queue (later pushes are handed back "not sent" and write nothing)
- * and is what every later push returns; a stopped queue sends nothing. The pipelining
+ * and is what every later push returns; a stopped queue sends nothing; a create-only push
+ * lands at its url when nothing is there, else (handed back fell) at its fallback, the
+ * existing object untouched. The pipelining
  * over http is tests/openvds/uploads.t's. Expected values come from the OS (stdio,
  * getxattr), not from the store. */
 #include <stdio.h>
@@ -60,8 +62,8 @@ int main(void) {
   }
   ok(all && moved, "three pushes succeed, each body moved in");
   int order = 1;
-  for (int i = 0; i < 3; i++) order &= vd_putq_take(q, &tag, &rc, &e) == 1 && tag == 10 + i && rc == VD_OK;
-  ok(order && vd_putq_take(q, &tag, &rc, &e) == 0, "each handed back once, in order, VD_OK; then nothing");
+  for (int i = 0; i < 3; i++) order &= vd_putq_take(q, &tag, NULL, &rc, &e) == 1 && tag == 10 + i && rc == VD_OK;
+  ok(order && vd_putq_take(q, &tag, NULL, &rc, &e) == 0, "each handed back once, in order, VD_OK; then nothing");
   path(p, sizeof p, "o1");
   ssize_t n = getxattr(p, "user.vdschunkmetadata", val, sizeof val);
   ok(file_is(p, "object 1") && n == 4 && memcmp(val, "1234", 4) == 0, "the bytes and the user metadata landed");
@@ -70,14 +72,14 @@ int main(void) {
   rc = push(q, "missing/o3", "x", 13, &err, NULL);
   path(p, sizeof p, "missing");
   ok(rc != VD_OK && strstr(err.msg, p), "a put into a missing folder fails naming it: %s", err.msg);
-  ok(vd_putq_take(q, &tag, &rc, &e) == 1 && tag == 13 && rc != VD_OK && strstr(e.msg, p),
+  ok(vd_putq_take(q, &tag, NULL, &rc, &e) == 1 && tag == 13 && rc != VD_OK && strstr(e.msg, p),
      "and is handed back with that error");
   char first[1024];
   snprintf(first, sizeof first, "%s", err.msg);
   rc = push(q, "o4", "object 4", 14, &err, NULL);
   path(p, sizeof p, "o4");
   ok(rc != VD_OK && strcmp(err.msg, first) == 0, "the queue stopped: a later push returns the first error");
-  ok(vd_putq_take(q, &tag, &rc, &e) == 1 && tag == 14 && rc == VD_INTERRUPTED && strstr(e.msg, "not sent") &&
+  ok(vd_putq_take(q, &tag, NULL, &rc, &e) == 1 && tag == 14 && rc == VD_INTERRUPTED && strstr(e.msg, "not sent") &&
          access(p, F_OK) != 0,
      "its put is handed back not sent, and nothing is written: %s", e.msg);
   vd_putq_close(q);
@@ -86,9 +88,31 @@ int main(void) {
   vd_putq_stop(q);
   rc = push(q, "o5", "object 5", 15, &err, NULL);
   path(p, sizeof p, "o5");
-  ok(rc == VD_INTERRUPTED && vd_putq_take(q, &tag, &rc, &e) == 1 && tag == 15 && rc == VD_INTERRUPTED &&
+  ok(rc == VD_INTERRUPTED && vd_putq_take(q, &tag, NULL, &rc, &e) == 1 && tag == 15 && rc == VD_INTERRUPTED &&
          access(p, F_OK) != 0,
      "a stopped queue hands a push back not sent and writes nothing");
+  vd_putq_close(q);
+
+  ok(vd_putq_open(ctx, 2, 1 << 20, &q, &err) == VD_OK, "a queue for create-only puts");
+  char fb[256];
+  int fell = -1;
+  vd_kv kv = {"vdschunkmetadata", "5678"};
+  vd_buf b = {0};
+  path(p, sizeof p, "c1");
+  path(fb, sizeof fb, "c1.aside");
+  vd_buf_append(&b, "new", 3);
+  rc = vd_putq_push_create(q, p, fb, &b, &kv, 1, 21, &err);
+  ok(rc == VD_OK && vd_putq_take(q, &tag, &fell, &rc, &e) == 1 && tag == 21 && rc == VD_OK && fell == 0 &&
+         file_is(p, "new") && access(fb, F_OK) != 0,
+     "a create-only push of a new url lands there, not at its fallback");
+  vd_buf_append(&b, "again", 5);
+  rc = vd_putq_push_create(q, p, fb, &b, &kv, 1, 22, &err);
+  ssize_t nx = getxattr(fb, "user.vdschunkmetadata", val, sizeof val - 1);
+  ok(rc == VD_OK && vd_putq_take(q, &tag, &fell, &rc, &e) == 1 && tag == 22 && rc == VD_OK && fell == 1 &&
+         file_is(p, "new") && file_is(fb, "again") && nx == 4 && memcmp(val, "5678", 4) == 0,
+     "one of an existing url goes to its fallback with its metadata, handed back fell; the object there is "
+     "untouched");
+  vd_buf_free(&b);
   vd_putq_close(q);
   vd_ctx_free(ctx);
 

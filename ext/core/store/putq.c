@@ -17,6 +17,8 @@ typedef struct pslot {
   int state;
   int64_t tag, seq; /* seq: the order pushed, which is the order started */
   char *url;
+  char *fallback; /* where the body goes when url exists already (url is put create-only) */
+  int fell;       /* it went there */
   vd_buf body;
   vd_kv *meta;
   int nmeta;
@@ -26,6 +28,7 @@ typedef struct pslot {
 
 typedef struct done {
   int64_t tag;
+  int fell;
   vd_code rc;
   vd_err err;
 } done;
@@ -63,6 +66,7 @@ vd_code vd_putq_open(vd_ctx *ctx, int window, size_t max_bytes, vd_putq **out, v
 
 static void slot_clear(pslot *s) {
   free(s->url);
+  free(s->fallback);
   vd_buf_free(&s->body);
   for (int i = 0; i < s->nmeta; i++) {
     free(s->meta[i].key);
@@ -75,7 +79,7 @@ static void slot_clear(pslot *s) {
 }
 
 /* Hands a finished put back (the first failure stops the queue). */
-static void record(vd_putq *q, int64_t tag, vd_code rc, const vd_err *err) {
+static void record(vd_putq *q, int64_t tag, int fell, vd_code rc, const vd_err *err) {
   if (rc && !q->failed) {
     q->failed = rc;
     q->ferr = *err;
@@ -92,13 +96,14 @@ static void record(vd_putq *q, int64_t tag, vd_code rc, const vd_err *err) {
   }
   done *e = &q->d[q->nd++];
   e->tag = tag;
+  e->fell = fell;
   e->rc = rc;
   if (rc) e->err = *err;
   else vd_err_clear(&e->err);
 }
 
 static void finish(vd_putq *q, pslot *s, vd_code rc, const vd_err *err) {
-  record(q, s->tag, rc, err);
+  record(q, s->tag, s->fell, rc, err);
   q->held--;
   q->bytes -= s->body.len;
   if (s->state == SENT) q->sent--;
@@ -117,9 +122,11 @@ static void drop_waiting(vd_putq *q, const char *why) {
     }
 }
 
-/* Starts the oldest waiting puts while fewer than parallel are in flight. */
+/* Starts the oldest waiting puts while fewer than parallel are in flight. After a stop
+ * only fallbacks wait (vd_putq_stop dropped the rest): each finishes a put that was in
+ * flight, which the caller waits for (left waiting, vd_putq_wait would spin forever). */
 static void start_waiting(vd_putq *q) {
-  while (!q->failed && !q->stopped && q->sent < q->parallel) {
+  while (!q->failed && q->sent < q->parallel) {
     pslot *s = NULL;
     for (int i = 0; i < q->window; i++)
       if (q->s[i].state == WAITING && (!s || q->s[i].seq < s->seq)) s = &q->s[i];
@@ -136,6 +143,24 @@ static void start_waiting(vd_putq *q) {
   if (q->failed) drop_waiting(q, "an earlier put failed");
 }
 
+/* A create-only put refused because its url exists: the same body goes to the fallback
+ * instead (0 when the slot has none). */
+static int fall_back(pslot *s) {
+  if (!s->fallback || s->fell) return 0;
+  free(s->url);
+  s->url = s->fallback;
+  s->fallback = NULL;
+  s->fell = 1;
+  vd_buf_free(&s->req.body);
+  vd_objinfo_free(&s->req.info);
+  memset(&s->req, 0, sizeof s->req);
+  s->put.url = s->url;
+  s->put.if_none_match = 0;
+  s->put.etag[0] = 0;
+  s->state = WAITING;
+  return 1;
+}
+
 /* Settles one finished put (waiting for one with block) and starts what may start;
  * *got: whether one was settled. */
 static vd_code settle(vd_putq *q, int block, int *got, vd_err *err) {
@@ -150,6 +175,10 @@ static vd_code settle(vd_putq *q, int block, int *got, vd_err *err) {
   }
   for (int i = 0; i < q->window; i++)
     if (q->s[i].state == SENT && &q->s[i].req == r) {
+      if (r->rc == VD_PRECONDITION && fall_back(&q->s[i])) { /* waits again, first in line (its seq) */
+        q->sent--;
+        break;
+      }
       finish(q, &q->s[i], r->rc, &r->err);
       break;
     }
@@ -197,12 +226,12 @@ static vd_code make_room(vd_putq *q, vd_err *err) {
 }
 
 /* The put in a free slot, waiting (its body moved in). */
-static vd_code add_slot(vd_putq *q, const char *url, vd_buf *body, const vd_kv *meta, int nmeta, int64_t tag,
-                        vd_err *err) {
+static vd_code add_slot(vd_putq *q, const char *url, const char *fallback, vd_buf *body, const vd_kv *meta,
+                        int nmeta, int64_t tag, vd_err *err) {
   pslot *s = NULL;
   for (int i = 0; i < q->window && !s; i++)
     if (q->s[i].state == FREE) s = &q->s[i];
-  if (!(s->url = strdup(url)) || copy_meta(s, meta, nmeta)) {
+  if (!(s->url = strdup(url)) || (fallback && !(s->fallback = strdup(fallback))) || copy_meta(s, meta, nmeta)) {
     slot_clear(s);
     return vd_nomem(err);
   }
@@ -212,7 +241,7 @@ static vd_code add_slot(vd_putq *q, const char *url, vd_buf *body, const vd_kv *
   s->tag = tag;
   s->seq = q->seq++;
   s->put = (vd_putreq){.url = s->url, .body = s->body.data ? (const void *)s->body.data : "", .len = s->body.len,
-                       .meta = s->meta, .nmeta = s->nmeta};
+                       .meta = s->meta, .nmeta = s->nmeta, .if_none_match = fallback != NULL};
   q->held++;
   q->bytes += s->body.len;
   return VD_OK;
@@ -220,7 +249,13 @@ static vd_code add_slot(vd_putq *q, const char *url, vd_buf *body, const vd_kv *
 
 vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *meta, int nmeta, int64_t tag,
                      vd_err *err) {
+  return vd_putq_push_create(q, url, NULL, body, meta, nmeta, tag, err);
+}
+
+vd_code vd_putq_push_create(vd_putq *q, const char *url, const char *fallback, vd_buf *body, const vd_kv *meta,
+                         int nmeta, int64_t tag, vd_err *err) {
   vd_code rc = VD_OK;
+  int fell = 0;
   vd_err e;
   if (q->failed || q->stopped) {
     char where[600];
@@ -229,10 +264,16 @@ vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *met
                  q->failed ? "an earlier put failed" : "the transaction was rolled back");
   } else if (!vd_store_on_http(url) || !vd_store_can_write(url)) { /* put now, in the caller's time */
     vd_putreq p = {.url = url, .body = body->data ? (const void *)body->data : "", .len = body->len,
-                   .meta = meta, .nmeta = nmeta};
+                   .meta = meta, .nmeta = nmeta, .if_none_match = fallback != NULL};
     rc = vd_put(q->ctx, &p, &e);
+    if (rc == VD_PRECONDITION && fallback) {
+      p.url = fallback;
+      p.if_none_match = 0;
+      fell = 1;
+      rc = vd_put(q->ctx, &p, &e);
+    }
   } else if (!(rc = vd_url_check(url, &e)) && !(rc = q->http ? VD_OK : vd_http_async_new(q->ctx, &q->http, &e)) &&
-             !(rc = make_room(q, &e)) && !(rc = add_slot(q, url, body, meta, nmeta, tag, &e))) {
+             !(rc = make_room(q, &e)) && !(rc = add_slot(q, url, fallback, body, meta, nmeta, tag, &e))) {
     start_waiting(q);
     int got = 1;
     vd_code r2 = VD_OK;
@@ -243,14 +284,15 @@ vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *met
     return q->failed ? failure(q, err) : VD_OK;
   }
   vd_buf_free(body);
-  record(q, tag, rc, &e); /* every push is handed back once, this one now */
+  record(q, tag, fell, rc, &e); /* every push is handed back once, this one now */
   return q->failed ? failure(q, err) : VD_OK;
 }
 
-int vd_putq_take(vd_putq *q, int64_t *tag, vd_code *rc, vd_err *err) {
+int vd_putq_take(vd_putq *q, int64_t *tag, int *fell, vd_code *rc, vd_err *err) {
   if (q->dhead == q->nd) return 0;
   done *e = &q->d[q->dhead++];
   *tag = e->tag;
+  if (fell) *fell = e->fell;
   *rc = e->rc;
   *err = e->err;
   return 1;

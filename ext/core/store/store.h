@@ -144,6 +144,11 @@ void vd_listing_free(vd_listing *l);
 /* Capability queries, so that formats never look at a scheme themselves. Unknown
  * schemes are neither local nor remote (vd_url_check refuses them). */
 int vd_store_is_local(const char *url);  /* a local file: a path or file:// */
+/* A local path that names no absolute place: "rel/p", and "file:NAME" or "file:/p" (no
+ * "//": not a file URL, so a path, and a relative one). A server's working directory is
+ * its data directory, so its front end refuses these; this is the one place that says
+ * which paths are relative. */
+int vd_url_relative(const char *url);
 int vd_store_is_remote(const char *url); /* served by a non-local backend (http(s), ...) */
 int vd_store_can_write(const char *url); /* its backend has put and delete */
 /* Its requests go through the http transport (so they can be left in flight with
@@ -223,9 +228,9 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
-/* Schemes the store does not know (and file URLs naming a host) are refused, before any
- * backend sees them (a path is only a path when it has no scheme); the error names the
- * URL redacted. */
+/* Schemes the store does not know, file URLs naming a host, and "file:" without "//"
+ * (a relative path that only looks like a file URL) are refused, before any backend sees
+ * them (a path is only a path when it has no scheme); the error names the URL redacted. */
 vd_code vd_url_check(const char *url, vd_err *err);
 /* Local path of a file URL ("/p", "file:///p", "rel/p"), malloc'd. */
 char *vd_url_path(const char *url);
@@ -291,8 +296,15 @@ vd_code vd_putq_open(vd_ctx *ctx, int window, size_t max_bytes, vd_putq **out, v
  * first failure. */
 vd_code vd_putq_push(vd_putq *q, const char *url, vd_buf *body, const vd_kv *meta, int nmeta, int64_t tag,
                      vd_err *err);
-/* A finished put, without waiting: 1 with its tag, code and error, 0 when none is. */
-int vd_putq_take(vd_putq *q, int64_t *tag, vd_code *rc, vd_err *err);
+/* The same, put create-only (If-None-Match): when an object is at url already, the
+ * same body and metadata go to fallback instead (a plain put), and the push is handed
+ * back with *fell set. A writer's way to put an object at its final key when nothing
+ * is there, and aside otherwise, at the cost of one refused request. */
+vd_code vd_putq_push_create(vd_putq *q, const char *url, const char *fallback, vd_buf *body, const vd_kv *meta,
+                            int nmeta, int64_t tag, vd_err *err);
+/* A finished put, without waiting: 1 with its tag, code and error, and (fell, may be
+ * NULL) whether it went to its fallback; 0 when none is. */
+int vd_putq_take(vd_putq *q, int64_t *tag, int *fell, vd_code *rc, vd_err *err);
 /* Whether a put of tag was pushed and has not finished yet. */
 int vd_putq_busy(const vd_putq *q, int64_t tag);
 /* Waits until the put of tag has finished (VD_OK), or every put when tag < 0; VD_INTERRUPTED

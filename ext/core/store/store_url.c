@@ -62,6 +62,12 @@ vd_backend_id vd_url_backend(const char *url) {
 }
 
 int vd_store_is_local(const char *url) { return (vd_url_caps(url) & VD_CAP_LOCAL) != 0; }
+int vd_url_relative(const char *url) { return !vd_url_scheme_len(url) && url[0] != '/'; }
+
+/* "file:NAME", "file:/p": no "//", so not a file URL but a path beginning "file:" */
+static int file_without_slashes(const char *url) {
+  return !vd_url_scheme_len(url) && strncasecmp(url, "file:", 5) == 0;
+}
 int vd_store_is_remote(const char *url) { return vd_url_known(url) && !(vd_url_caps(url) & VD_CAP_LOCAL); }
 int vd_store_can_write(const char *url) { return (vd_url_caps(url) & VD_CAP_WRITE) != 0; }
 int vd_store_on_http(const char *url) { return vd_url_known(url) && vd_url_backend(url) != VD_BE_FILE; }
@@ -212,6 +218,9 @@ vd_code vd_url_check(const char *url, vd_err *err) {
   vd_url_redact(url, where, sizeof where);
   if (strncasecmp(url, "file://", 7) == 0 && url[7] != '/' && strncasecmp(url + 7, "localhost/", 10) != 0)
     return vd_fail(err, VD_UNSUPPORTED, "%s: file URLs name no host (use file:///path)", where);
+  if (file_without_slashes(url))
+    return vd_fail(err, VD_UNSUPPORTED, "%s: not a file URL (those begin file://) but a relative path that looks like "
+                   "one, refused (use file:///path, or ./ before a file's name)", where);
   if (vd_url_known(url)) return VD_OK;
   return vd_fail(err, VD_UNSUPPORTED, "%s: unsupported URL scheme (use a path, file://, http://, https://, s3:// or az://)", where);
 }

@@ -27,3 +27,9 @@ SELECT vdsql_config('max_alloc', '268435456') IS NOT NULL AS reset;
 -- a writer refuses an archive whose index lists a name twice (lindi_parse_index)
 CREATE VIRTUAL TABLE d USING lindi_tar('@DATA@/lindi/dupindex.lindi.tar');
 SELECT name FROM d;
+-- "file:NAME" (no //) is no file URL but a relative path that looks like one: refused for
+-- reads and writes, where it would have named a file in the working directory
+SELECT * FROM vds_layout('file:survey');
+SELECT * FROM lindi_files('file:/lindi/small.lindi.tar');
+CREATE VIRTUAL TABLE rel USING lindi_tar('file:made.lindi.tar');
+INSERT INTO rel(name, data) VALUES ('x', x'00');

@@ -118,7 +118,8 @@ vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *
   return VD_OK;
 }
 
-vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err) {
+vd_code lindi_stream_index(vd_ctx *vctx, const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len,
+                           vd_err *err) {
   vd_buf b = {0};
   vd_code rc = VD_OK;
   *len = 0;
@@ -133,7 +134,8 @@ vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void
     if (!b.data) return vd_nomem(err);
     if (b.len >= (1 << 20) || i == n) {
       *len += (int64_t)b.len;
-      if (sink) rc = sink(ctx, b.data, b.len, err);
+      rc = vd_ctx_check_interrupt(vctx, err);
+      if (!rc && sink) rc = sink(ctx, b.data, b.len, err);
       b.len = 0;
     }
   }

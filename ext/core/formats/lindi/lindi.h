@@ -68,9 +68,11 @@ vd_code lindi_format_entry_spare(int64_t o, int64_t d, int64_t s, const int64_t 
 int lindi_parse_spare(const char *text, size_t len, int64_t spare[4], int64_t *gen);
 vd_code lindi_format_index(const lindi_file *files, int n, vd_buf *out, vd_err *err);
 /* The same text handed to sink in pieces of about 1 MiB (sink NULL: only count), so a
- * large index is never held whole; *len gets its length. */
+ * large index is never held whole; *len gets its length. A million members take
+ * seconds: vctx's cancel check is asked between pieces (VD_INTERRUPTED). */
 typedef vd_code (*lindi_sink)(void *ctx, const void *p, size_t n, vd_err *err);
-vd_code lindi_stream_index(const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len, vd_err *err);
+vd_code lindi_stream_index(vd_ctx *vctx, const lindi_file *files, int n, lindi_sink sink, void *ctx, int64_t *len,
+                           vd_err *err);
 /* Padded size of a new member for a JSON text of len bytes: 8192 * 2^k >= 4 * len. */
 int64_t lindi_grow(int64_t len);
 

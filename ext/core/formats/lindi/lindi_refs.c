@@ -85,7 +85,11 @@ static vd_code expand(lindi_refs *c, const char *key, const char *s, char **out,
       rc = vd_nomem(err);
       break;
     }
+    int64_t pieces = 0;
     for (const char *p = s; *p;) {
+      /* a url of millions of placeholders costs seconds per row: a cancel is asked for
+       * between them */
+      if ((++pieces & 4095) == 0 && (rc = vd_ctx_check_interrupt(c->ctx, err))) break;
       const char *open = strstr(p, "{{"), *close = open ? strstr(open + 2, "}}") : NULL, *t = NULL;
       const char *piece = p;
       size_t n;

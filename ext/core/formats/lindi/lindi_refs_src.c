@@ -194,6 +194,10 @@ static vd_code src_end(void *ud, int64_t lo, int64_t *hi, vd_err *err) {
 
 static vd_code src_read(void *ud, int64_t off, int64_t len, vd_buf *out, int *eof, vd_err *err) {
   src *r = ud;
+  /* each read is a round of the stream's scan: a text of tens of MiB takes seconds, so a
+   * cancel is asked for between rounds */
+  vd_code irc = vd_ctx_check_interrupt(r->ctx, err);
+  if (irc) return irc;
   if (r->size >= 0 && len > r->size - off) len = r->size - off;
   int64_t abs = r->d + off;
   if (len > 0 && abs < (int64_t)r->prefix->len) { /* no request for what the prefix holds */

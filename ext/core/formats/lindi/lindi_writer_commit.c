@@ -18,6 +18,19 @@
 #include "util/base64.h"
 #include "util/pyjson.h"
 
+/* Spaces over [at + from, at + to): the padding of a JSON member, which lindi_grow makes
+ * four times its text, so hundreds of MiB for a large index. Before the commit point
+ * only, so a cancel may stop it (the rollback cuts it off). */
+static vd_code pad(lindi_writer *w, int64_t at, int64_t from, int64_t to, vd_err *err) {
+  static unsigned char spaces[65536];
+  if (!spaces[0]) memset(spaces, ' ', sizeof spaces);
+  for (int64_t off = from; off < to; off += (int64_t)sizeof spaces) {
+    size_t n = to - off < (int64_t)sizeof spaces ? (size_t)(to - off) : sizeof spaces;
+    if (vd_ctx_check_interrupt(w->ctx, err) || lw_wr(w, at + off, spaces, n, err)) return err->code;
+  }
+  return VD_OK;
+}
+
 /* The new lindi.json, always a new copy appended with lindi's growth rule (the old copy
  * trashed): rewriting it in its padding would change bytes that readers of the published
  * entry may be reading. */
@@ -31,12 +44,7 @@ static vd_code place_refs(lindi_writer *w, vd_err *err) {
   unsigned char h[TAR_BLOCK];
   if (!rc && !(rc = tar_format(h, LINDI_JSON_NAME, size, err)) && !(rc = lw_wr(w, w->tail, h, TAR_BLOCK, err)) &&
       !(rc = lw_wr(w, w->tail + TAR_BLOCK, text.data, text.len, err))) {
-    static unsigned char spaces[65536];
-    if (!spaces[0]) memset(spaces, ' ', sizeof spaces);
-    for (int64_t off = (int64_t)text.len; off < size && !rc; off += (int64_t)sizeof spaces) {
-      size_t n = size - off < (int64_t)sizeof spaces ? (size_t)(size - off) : sizeof spaces;
-      rc = lw_wr(w, w->tail + TAR_BLOCK + off, spaces, n, err);
-    }
+    rc = pad(w, w->tail + TAR_BLOCK, (int64_t)text.len, size, err);
     if (!rc && lw_add_file(w, LINDI_JSON_NAME, w->tail, w->tail + TAR_BLOCK, size)) rc = vd_nomem(err);
     if (!rc) w->tail += TAR_BLOCK + size;
   }
@@ -67,7 +75,7 @@ static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, 
   for (int i = 0; i < w->n; i++)
     if (w->files[i].name) live[m++] = w->files[i];
   int64_t len;
-  vd_code rc = lindi_stream_index(live, m, NULL, NULL, &len, err); /* count only */
+  vd_code rc = lindi_stream_index(w->ctx, live, m, NULL, NULL, &len, err); /* count only */
   lindi_file *ix = &w->files[ipos];
   int64_t old_o = ix->o, old_d = ix->d, old_s = ix->s;
   if (rc || (rc = lw_add_trash(w, ipos, err))) {
@@ -85,22 +93,16 @@ static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, 
     if (strcmp(live[i].name, LINDI_INDEX_NAME) != 0) live[k++] = live[i];
   if (w->spare.s > 0) { /* ping-pong: write into the index region our last commit trashed */
     live[k] = (lindi_file){LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s};
-    if ((rc = lindi_stream_index(live, k + 1, NULL, NULL, &len, err))) {
+    if ((rc = lindi_stream_index(w->ctx, live, k + 1, NULL, NULL, &len, err))) {
       free(live);
       return rc;
     }
     if (len <= w->spare.s) {
       index_sink sink = {w, w->spare.d};
-      rc = lindi_stream_index(live, k + 1, to_archive, &sink, &len, err);
+      rc = lindi_stream_index(w->ctx, live, k + 1, to_archive, &sink, &len, err);
       free(live);
       if (rc) return rc;
-      static unsigned char sp[65536];
-      if (!sp[0]) memset(sp, ' ', sizeof sp);
-      int64_t reach = w->spare_dashed > len ? w->spare_dashed : len;
-      for (int64_t off = len; off < reach; off += (int64_t)sizeof sp) {
-        size_t n = reach - off < (int64_t)sizeof sp ? (size_t)(reach - off) : sizeof sp;
-        if (lw_wr(w, w->spare.d + off, sp, n, err)) return err->code;
-      }
+      if (pad(w, w->spare.d, len, w->spare_dashed > len ? w->spare_dashed : len, err)) return err->code;
       w->new_idx_len = len;
       if (lw_add_file(w, LINDI_INDEX_NAME, w->spare.o, w->spare.d, w->spare.s)) return vd_nomem(err);
       unsigned char entry[LINDI_ENTRY_SIZE];
@@ -117,23 +119,18 @@ static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, 
   int64_t size = lindi_grow(len);
   for (;;) { /* the index lists itself: its size depends on its own text */
     live[k] = (lindi_file){LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size};
-    if ((rc = lindi_stream_index(live, k + 1, NULL, NULL, &len, err))) break;
+    if ((rc = lindi_stream_index(w->ctx, live, k + 1, NULL, NULL, &len, err))) break;
     if (4 * len <= size) break;
     size = lindi_grow(len);
   }
   unsigned char h[TAR_BLOCK];
   index_sink sink = {w, w->tail + TAR_BLOCK};
   if (!rc && !(rc = tar_format(h, LINDI_INDEX_NAME, size, err)) && !(rc = lw_wr(w, w->tail, h, TAR_BLOCK, err)))
-    rc = lindi_stream_index(live, k + 1, to_archive, &sink, &len, err);
+    rc = lindi_stream_index(w->ctx, live, k + 1, to_archive, &sink, &len, err);
   free(live);
   if (rc) return rc;
   w->new_idx_len = len;
-  static unsigned char spaces[65536];
-  if (!spaces[0]) memset(spaces, ' ', sizeof spaces);
-  for (int64_t off = len; off < size; off += (int64_t)sizeof spaces) {
-    size_t n = size - off < (int64_t)sizeof spaces ? (size_t)(size - off) : sizeof spaces;
-    if (lw_wr(w, w->tail + TAR_BLOCK + off, spaces, n, err)) return err->code;
-  }
+  if (pad(w, w->tail + TAR_BLOCK, len, size, err)) return err->code;
   if (lw_add_file(w, LINDI_INDEX_NAME, w->tail, w->tail + TAR_BLOCK, size)) return vd_nomem(err);
   unsigned char entry[LINDI_ENTRY_SIZE];
   int64_t next_spare[4] = {w->trashed_idx_o, w->trashed_idx_d, w->trashed_idx_s, w->trashed_idx_len};
@@ -259,6 +256,10 @@ void lindi_writer_rollback(lindi_writer *w) {
   /* nothing before the old end was touched: dropping what lies past it is enough */
   if (lw_cut_back(w, w->end, &err) == VD_OK) lw_drop_journal(w);
   w->in_tx = 0;
-  lw_load(w, 0, &err);
+  /* the member list is read again at its next use (an empty list makes begin and the
+   * scans load it), so a rollback after a cancel ends at once instead of re-reading an
+   * index of a million members; an open scan walks the list, so then it is read now */
+  if (w->scans) lw_load(w, 0, &err);
+  else lw_clear_state(w);
   lw_unlock(w);
 }

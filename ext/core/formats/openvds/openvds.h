@@ -111,6 +111,7 @@ vd_code vds_parse_docs(const vd_blob *layout, const vd_blob *status, const char 
 vd_code vds_not_dataset(const char *url, vd_code rc, vd_err *err);
 vd_code vds_find_layer(const vds_dataset *ds, const char *name, const vds_layer **out, vd_err *err);
 char *vds_page_key(const vds_layer *l, int64_t page);   /* "<layer>/ChunkMetadata/<n>", NULL if -1 */
+char *vds_chunk_key_url(const char *url, const char *layer, int64_t chunk); /* "<url>/<layer>/<chunk>" */
 int64_t vds_page_stored(const vds_layer *l, int64_t page); /* stored name, -1 if absent */
 
 /* Geometry (section 6). */

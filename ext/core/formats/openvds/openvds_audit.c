@@ -8,6 +8,10 @@
  *     metadata differs from the entry (hash, and the 16 level bytes for wavelet) -> mismatch;
  *     wavelet data entry whose object size differs from the object's -> size_mismatch;
  *     else ok;
+ *   an object that a vdsql transaction put at its key (vdsqltx) and no entry names
+ *     -> uncommitted_object (never adopted: a transaction still open, rolled back or
+ *     killed; vds_repair deletes it once older than stage_ttl where no data entry
+ *     needs the key);
  *   an object, entry unwritten (zero, or its page not stored) -> orphan_object;
  *   constant / noValue entry without object -> ok (nothing to fetch);
  *   a mismatch or orphan whose object cannot be the chunk (its hash does not fit its
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store.h"
 #include "openvds_commit.h"
@@ -27,7 +32,8 @@
 #include "openvds_pages.h"
 
 static const char *verdicts[] = {"ok",           "mismatch",     "missing_object", "missing_metadata",
-                                 "orphan_object", "size_mismatch", "bad_object",    "count_mismatch"};
+                                 "orphan_object", "size_mismatch", "bad_object",    "count_mismatch",
+                                 "uncommitted_object"};
 
 const char *vds_verdict_name(int v) { return verdicts[v]; }
 
@@ -161,6 +167,12 @@ static void judge(vds_audit *a, const vds_entry *e, const unsigned char *raw, co
     r->verdict = !e || e->status == VDS_S_DATA ? VDS_V_MISSING_OBJECT : VDS_V_OK;
     return;
   }
+  if (e && o->tx && !(written && decoded && e->hash == oh)) {
+    r->verdict = VDS_V_UNCOMMITTED;
+    snprintf(r->detail, sizeof r->detail, "put at its key by vdsql transaction %.16s, which has not committed it "
+             "(still open, rolled back or killed)", o->tx);
+    return;
+  }
   if (e && !written) {
     r->verdict = VDS_V_ORPHAN;
   } else if (!decoded) {
@@ -268,7 +280,29 @@ typedef struct repair_job {
   const vds_dataset *ds;
   const vds_layer *l;
   int64_t changed;
+  int64_t uncommitted; /* such objects deleted */
 } repair_job;
+
+/* The uncommitted objects (vdsqltx, no entry names them) older than stage_ttl whose key
+ * no data entry needs: what killed writers left at chunk keys. Fenced first: a repair
+ * that lost the record deletes nothing. */
+static vd_code delete_uncommitted(repair_job *j, const vds_dataset *ds, char **keys, int n, vds_fence_fn fence,
+                                  void *fence_arg, vd_err *err) {
+  if (!n) return VD_OK;
+  vd_code rc = fence(fence_arg, err);
+  vd_delreq *d = rc ? NULL : calloc(n, sizeof *d);
+  if (!rc && !d) rc = vd_nomem(err);
+  for (int i = 0; i < n && !rc; i++)
+    if (!(d[i].url = vd_url_join(ds->url, keys[i]))) rc = vd_nomem(err);
+  if (!rc) vd_delete_many(j->ctx, d, n);
+  for (int i = 0; d && i < n; i++) {
+    if (!rc && d[i].rc) rc = vd_fail(err, d[i].rc, "%s", d[i].err.msg);
+    free((char *)d[i].url);
+  }
+  free(d);
+  if (!rc) j->uncommitted = n;
+  return rc;
+}
 
 static vd_code repair_locked(void *arg, vds_fence_fn fence, void *fence_arg, vd_err *err) {
   repair_job *j = arg;
@@ -290,11 +324,28 @@ static vd_code repair_locked(void *arg, vds_fence_fn fence, void *fence_arg, vd_
   }
   vds_pages_set_fence(a->pages, fence, fence_arg);
   vds_audit_row r;
-  int eof = 0, counts = 0;
-  int64_t n = 0;
+  int eof = 0, counts = 0, nu = 0, cu = 0;
+  char **unc = NULL;
+  int64_t n = 0, cut = (int64_t)time(NULL) - (int64_t)j->ctx->cfg.stage_ttl;
   while (!(rc = vds_audit_next(a, &r, &eof, err)) && !eof) {
     if (r.verdict == VDS_V_COUNT_MISMATCH) {
       counts++;
+      continue;
+    }
+    if (r.verdict == VDS_V_UNCOMMITTED && r.page_status != VDS_S_DATA && r.obj->mtime <= cut) {
+      if (nu == cu) {
+        char **m = realloc(unc, (cu = cu ? 2 * cu : 16) * sizeof *m);
+        if (!m) {
+          rc = vd_nomem(err);
+          break;
+        }
+        unc = m;
+      }
+      if (!(unc[nu] = strdup(r.obj->key))) {
+        rc = vd_nomem(err);
+        break;
+      }
+      nu++;
       continue;
     }
     if (!r.repairable) continue;
@@ -305,6 +356,9 @@ static vd_code repair_locked(void *arg, vds_fence_fn fence, void *fence_arg, vd_
    * not added, so the pages rewritten above are not counted twice */
   if (!rc) rc = vds_pages_write_pages(a->pages, err);
   if (!rc && (n || counts)) rc = vds_pages_write_status(a->pages, &a->fixed, 1, NULL, NULL, 0, err);
+  if (!rc) rc = delete_uncommitted(j, ds, unc, nu, fence, fence_arg, err);
+  for (int i = 0; i < nu; i++) free(unc[i]);
+  free(unc);
   if (!rc) j->changed = n + counts;
   vds_audit_close(a);
   vds_close(ds);

@@ -35,11 +35,10 @@ vd_code vds_read_chunk(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, i
   char *url = NULL;
   vd_buf obj = {0};
   vd_objinfo info = {0};
-  char where[600], name[300];
+  char where[600];
   vds_pages *pl = NULL;
   vd_code rc;
-  snprintf(name, sizeof name, "%s/%lld", l->name, (long long)chunk);
-  if (!(url = vd_url_join(ds->url, name))) return vd_nomem(err);
+  if (!(url = vds_chunk_key_url(ds->url, l->name, chunk))) return vd_nomem(err);
   vd_url_redact(url, where, sizeof where);
   if (chunk < 0 || chunk >= l->chunk_count) {
     rc = vd_fail(err, VD_INVALID, "%s: layer %s has chunks 0 to %lld", where, l->name, (long long)l->chunk_count - 1);

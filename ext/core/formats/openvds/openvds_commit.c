@@ -3,7 +3,6 @@
  * a plan out fenced by it, settling writes whose answers were lost, and finishing a dead
  * writer's plan. */
 #include <inttypes.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,14 +136,7 @@ static vd_code wait_done(vd_ctx *ctx, const char *rurl, const char *tx, vd_err *
 
 /* ---- carrying a plan out ---- */
 
-/* LayerStatus read now with its etag, the dataset parsed with it, its layer and a page
- * layer over it. */
-typedef struct fresh {
-  vds_dataset ds;
-  const vds_layer *l;
-  vds_pages *pages;
-} fresh;
-static void fresh_close(fresh *f) {
+void fresh_close(fresh *f) {
   vds_pages_close(f->pages);
   vds_layers_free(f->ds.layers, f->ds.nlayers);
   vds_layout_free(&f->ds.layout);
@@ -152,7 +144,7 @@ static void fresh_close(fresh *f) {
   memset(f, 0, sizeof *f);
 }
 
-static vd_code fresh_open(vd_ctx *ctx, const char *url, const char *layer, fresh *f, vd_err *err) {
+vd_code fresh_open(vd_ctx *ctx, const char *url, const char *layer, fresh *f, vd_err *err) {
   memset(f, 0, sizeof *f);
   char *lu = vd_url_join(url, "VolumeDataLayout"), *su = vd_url_join(url, "LayerStatus");
   vd_blob *layout = NULL, *status = NULL;
@@ -183,12 +175,6 @@ static vd_code fresh_open(vd_ctx *ctx, const char *url, const char *layer, fresh
   return rc;
 }
 
-static char *chunk_url(const char *url, const char *layer, int64_t chunk) {
-  char name[300];
-  snprintf(name, sizeof name, "%s/%" PRId64, layer, chunk);
-  return vd_url_join(url, name);
-}
-
 static int is_data(const unsigned char *raw) {
   vds_entry e;
   vds_entry_decode(raw, 8, &e);
@@ -197,7 +183,7 @@ static int is_data(const unsigned char *raw) {
 
 /* Whether chunk x has a staged object: its data, or the empty object of a constant that
  * replaces data (a record parsed from the store says only "zero"). */
-static int has_stage(const vds_plan_chunk *x) { return x->bytes || x->zero || x->zero_staged; }
+static int has_stage(const vds_plan_chunk *x) { return (x->bytes && !x->direct) || x->zero || x->zero_staged; }
 
 /* Puts every chunk of the plan in place: its staged object (data, or the empty object a
  * constant replacing data gets) copied to its key. Only staged objects are put, so every
@@ -220,7 +206,7 @@ static vd_code put_in_place(held *h, const char *url, const char *layer, int rec
     for (int i = 0; i < m && !rc; i++) {
       const vds_plan_chunk *x = &r->chunks[at + i];
       if (x->skipped || !has_stage(x)) continue;
-      char *dst = chunk_url(url, layer, x->chunk), *src = vds_stage_url(url, layer, r->tx, x->chunk);
+      char *dst = vds_chunk_key_url(url, layer, x->chunk), *src = vds_stage_url(url, layer, r->tx, x->chunk);
       if (!dst || !src) {
         free(dst);
         free(src);
@@ -545,7 +531,7 @@ static vd_code make_plan(vd_ctx *ctx, const char *url, const char *layer, const 
     for (int i = 0; i < n && !rc; i++) {
       unsigned char old[28];
       if (plan[i].skipped || vds_pages_base_entry(f->pages, plan[i].chunk, old) || !is_data(old)) continue;
-      if (!(g[k].url = chunk_url(url, layer, plan[i].chunk))) rc = vd_nomem(err);
+      if (!(g[k].url = vds_chunk_key_url(url, layer, plan[i].chunk))) rc = vd_nomem(err);
       g[k++].head = 1;
     }
     if (!rc) vd_get_many(ctx, g, k);

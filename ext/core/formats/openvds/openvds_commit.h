@@ -33,7 +33,14 @@ enum { VDS_ON_ABORT = 0, VDS_ON_REPLACE = 1, VDS_ON_IGNORE = 2 }; /* a plain INS
 typedef struct vds_plan_chunk {
   int64_t chunk;
   unsigned char raw[8]; /* the new page entry */
-  int64_t bytes;        /* the staged object's size; 0 for a constant chunk (no object) */
+  int64_t bytes;        /* the object's size; 0 for a constant chunk (no object) */
+  int direct;           /* the object is at the chunk's key already, not staged: this
+                           transaction put it there create-only (If-None-Match), when no
+                           committed entry named the chunk (see vds_direct_clean) */
+  int at_key;           /* an object of this transaction may be at the chunk's key that
+                           the plan does not publish (a direct put replaced later in the
+                           transaction, or a create-only put refused after a retry whose
+                           first attempt may have landed) */
   int mode;             /* VDS_ON_*: what a chunk written meanwhile by another writer means */
   int skipped;          /* out: an OR IGNORE chunk that was written meanwhile, left as it is */
   int zero;             /* out: a constant replacing a data chunk: its key gets an empty object
@@ -67,6 +74,14 @@ vd_code vds_commit_recover(vd_ctx *ctx, const char *url, const char *layer, vd_e
  * leftover is never taken for a chunk, and vds_repair removes it). */
 void vds_stage_delete(vd_ctx *ctx, const char *url, const char *layer, const char *tx, const vds_plan_chunk *plan,
                       int n);
+
+/* Takes back the objects of transaction tx that plan's chunks (those with direct or
+ * at_key set) may have left at their keys and that no committed entry names
+ * (openvds_direct.c): under the layer's commit record, against the pages as they are
+ * then; a HEAD decides where the key could hold another writer's object. After a
+ * ROLLBACK, a failed commit, or a commit that skipped a chunk or made it a constant. */
+vd_code vds_direct_clean(vd_ctx *ctx, const char *url, const char *layer, const char *tx, const vds_plan_chunk *plan,
+                         int n, vd_err *err);
 
 /* Runs fn under the layer's commit record (taken as for a commit, a dead writer's
  * commit finished first), so that nothing else writes the layer's pages meanwhile:

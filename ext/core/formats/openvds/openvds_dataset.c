@@ -95,3 +95,9 @@ char *vds_page_key(const vds_layer *l, int64_t page) {
   if (k) sprintf(k, "%s/ChunkMetadata/%lld", l->name, (long long)n);
   return k;
 }
+
+char *vds_chunk_key_url(const char *url, const char *layer, int64_t chunk) {
+  char name[300];
+  snprintf(name, sizeof name, "%s/%lld", layer, (long long)chunk);
+  return vd_url_join(url, name);
+}

@@ -19,6 +19,7 @@ void vds_objlist_free(vds_objlist *ol) {
     free(ol->o[i].key);
     free(ol->o[i].etag);
     free(ol->o[i].meta);
+    free(ol->o[i].tx);
   }
   free(ol->o);
   memset(ol, 0, sizeof *ol);
@@ -60,7 +61,8 @@ static vd_code set_meta(vds_obj *o, const vd_objinfo *i, vd_err *err) {
   const char *m = meta_of(i);
   o->known = 1;
   o->meta_conflict = m && conflicting(i, m);
-  if (m && !(o->meta = strdup(m))) return vd_nomem(err);
+  const char *t = vd_objinfo_meta(i, "vdsqltx");
+  if ((m && !(o->meta = strdup(m))) || (t && !(o->tx = strdup(t)))) return vd_nomem(err);
   return VD_OK;
 }
 

@@ -22,6 +22,7 @@ typedef struct vds_obj {
   int64_t size, mtime;
   char *etag;
   char *meta;      /* raw vdschunkmetadata (or legacy VDS-Chunk-Metadata) value; NULL: none */
+  char *tx;        /* vdsqltx: the vdsql transaction that put it at its key (openvds_direct.c) */
   int known;       /* metadata known: the listing gave it or the HEAD was made */
   int gone;        /* removed between the listing and its HEAD */
   int meta_conflict; /* another key that ends in vdschunkmetadata holds another value */
@@ -46,7 +47,7 @@ void vds_objlist_free(vds_objlist *ol);
 
 /* The audit (docs/openvds.md, vds_audit, defines each verdict). */
 enum vds_verdict { VDS_V_OK = 0, VDS_V_MISMATCH, VDS_V_MISSING_OBJECT, VDS_V_MISSING_METADATA, VDS_V_ORPHAN,
-                   VDS_V_SIZE_MISMATCH, VDS_V_BAD_OBJECT, VDS_V_COUNT_MISMATCH };
+                   VDS_V_SIZE_MISMATCH, VDS_V_BAD_OBJECT, VDS_V_COUNT_MISMATCH, VDS_V_UNCOMMITTED };
 const char *vds_verdict_name(int v);
 
 typedef struct vds_audit_row {
@@ -86,7 +87,8 @@ void vds_audit_close(vds_audit *a);
  * every repairable entry (mismatch, size_mismatch, orphan_object whose object can be
  * the chunk) through the page layer, writes the pages and LayerStatus back with its
  * counts recomputed from the pages and objects (conditional writes), and deletes the
- * staged objects of transactions that never committed (older than stage_ttl);
+ * staged objects of transactions that never committed and the uncommitted objects
+ * they put at chunk keys whose entry names no data (both older than stage_ttl);
  * *changed = entries rewritten plus LayerStatus counts that disagreed with the pages
  * before the repair (count_mismatch rows). A read-only store is refused before
  * anything is read. */

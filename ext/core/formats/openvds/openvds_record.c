@@ -183,6 +183,7 @@ static char *record_text(const record *r, double lease) {
       cJSON_AddItemToArray(p, num(x->chunk));
       cJSON_AddItemToArray(p, cJSON_CreateString(h));
       cJSON_AddItemToArray(p, num(x->zero ? -1 : x->bytes)); /* -1: an empty object with the hash */
+      if (x->direct) cJSON_AddItemToArray(p, cJSON_CreateString("direct")); /* its object is in place already */
       cJSON_AddItemToArray(k, p);
     }
   }
@@ -258,12 +259,15 @@ static vd_code parse_record(const char *text, size_t len, const char *where, rec
     cJSON_ArrayForEach(it, k) {
       if (rc) break;
       vds_plan_chunk *x = &r->chunks[r->n];
-      const cJSON *h = cJSON_GetArrayItem(it, 1);
-      if (cJSON_GetArraySize(it) != 3 || !cJSON_IsString(h) || unhex8(h->valuestring, x->raw) ||
+      const cJSON *h = cJSON_GetArrayItem(it, 1), *d = cJSON_GetArrayItem(it, 3);
+      int size = cJSON_GetArraySize(it);
+      if ((size != 3 && size != 4) || !cJSON_IsString(h) || unhex8(h->valuestring, x->raw) ||
           as_int(cJSON_GetArrayItem(it, 0), &x->chunk) || as_int(cJSON_GetArrayItem(it, 2), &x->bytes) ||
-          x->chunk < 0 || x->bytes < -1)
-        rc = bad_record(where, "a chunks item is no [chunk, entry, bytes]", err);
+          x->chunk < 0 || x->bytes < -1 || (size == 4 && !(cJSON_IsString(d) && strcmp(d->valuestring, "direct") == 0 &&
+                                                            x->bytes > 0)))
+        rc = bad_record(where, "a chunks item is no [chunk, entry, bytes] or [chunk, entry, bytes, \"direct\"]", err);
       else {
+        x->direct = size == 4;
         if (x->bytes < 0) x->bytes = 0, x->zero = 1;
         r->n++;
       }

@@ -49,4 +49,15 @@ vd_code rec_read(vd_ctx *ctx, const char *rurl, record *r, vd_err *err);
  * r->etag becomes the new one. */
 vd_code rec_write(vd_ctx *ctx, const char *rurl, record *r, vd_err *err);
 
+/* The layer read afresh under the record (openvds_commit.c): LayerStatus read now with
+ * its etag, the dataset parsed with it, its layer, and a page layer over it whose pages
+ * vds_pages_set reads fresh (never from the cache), with their etags. */
+typedef struct fresh {
+  vds_dataset ds;
+  const vds_layer *l;
+  vds_pages *pages;
+} fresh;
+vd_code fresh_open(vd_ctx *ctx, const char *url, const char *layer, fresh *f, vd_err *err);
+void fresh_close(fresh *f);
+
 #endif

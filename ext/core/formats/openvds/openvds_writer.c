@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store.h"
 #include "util/strmap.h"
@@ -32,6 +33,7 @@ typedef struct pending {
   size_t bytes;
   unsigned char raw[8];
   int conflict;
+  int direct; /* put at the chunk's key create-only, staged only if something is there */
 } pending;
 
 struct vds_writer {
@@ -49,6 +51,8 @@ struct vds_writer {
   int nst, cst;
   vd_strmap at;       /* chunk (decimal) -> its place in st: O(1) per row however many */
   int64_t puts;   /* chunks put in this transaction */
+  int64_t t0;     /* when its first object was put (seconds since the epoch) */
+  int ndirect;    /* chunks whose object went straight to its key */
   int dirs;       /* the layer's and the staging's directories are made (local datasets) */
   vd_code failed; /* an upload failed: commit refuses (first error kept) */
   vd_err ferr;
@@ -170,9 +174,14 @@ static int staged_at(const vds_writer *w, int64_t chunk) {
 }
 
 /* Records a chunk as staged (a later put of the same chunk replaces it): its object,
- * p->bytes long, is in the staging folder (none when 0: a constant chunk). */
-static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
-  int i = staged_at(w, p->chunk);
+ * p->bytes long, is in the staging folder (none when 0: a constant chunk), or at its key
+ * when p->direct and the create-only put was not refused (fell: it was, and went to the
+ * staging folder). Either way an object this transaction put at the key earlier, or may
+ * have (a refusal can answer a retry whose first attempt landed), is remembered
+ * (at_key): a ROLLBACK takes it back. */
+static vd_code add_staged(vds_writer *w, const pending *p, int fell, vd_err *err) {
+  int i = staged_at(w, p->chunk), key = p->direct && fell;
+  if (i >= 0) key |= w->st[i].at_key || w->st[i].direct;
   if (i < 0) {
     if (w->nst == w->cst) {
       int cap = w->cst ? 2 * w->cst : 64;
@@ -191,6 +200,9 @@ static vd_code add_staged(vds_writer *w, const pending *p, vd_err *err) {
   memcpy(x->raw, p->raw, 8);
   x->bytes = (int64_t)p->bytes;
   x->mode = p->conflict;
+  x->direct = p->direct && !fell;
+  x->at_key = key;
+  w->ndirect += x->direct || x->at_key;
   return VD_OK;
 }
 
@@ -204,14 +216,15 @@ static int flying(const vds_writer *w, int64_t chunk) {
  * failure kept (commit refuses). */
 static vd_code harvest(vds_writer *w, vd_err *err) {
   int64_t tag;
+  int fell;
   vd_code rc, first = VD_OK;
   vd_err e;
-  while (w->up && vd_putq_take(w->up, &tag, &rc, &e)) {
+  while (w->up && vd_putq_take(w->up, &tag, &fell, &rc, &e)) {
     int i = flying(w, tag);
     if (i < 0) continue; /* cannot happen */
     pending p = w->fly[i];
     w->fly[i] = w->fly[--w->nfly];
-    if (!rc && (rc = add_staged(w, &p, &e)) == VD_OK) continue;
+    if (!rc && (rc = add_staged(w, &p, fell, &e)) == VD_OK) continue;
     if (!w->failed) {
       w->failed = rc;
       w->ferr = e;
@@ -235,8 +248,10 @@ static vd_code settle_uploads(vds_writer *w, vd_err *err) {
   return w->failed ? vd_fail(err, w->failed, "%s", w->ferr.msg) : VD_OK;
 }
 
-/* Queues the object of p (its body moved in) for the staging folder. */
-static vd_code upload(vds_writer *w, const pending *p, const char *url, vd_buf *body, const char *meta, vd_err *err) {
+/* Queues the object of p (its body moved in) for the staging folder (url), or for the
+ * chunk's key (key, create-only, the staging folder if something is there). */
+static vd_code upload(vds_writer *w, const pending *p, const char *url, const char *key, vd_buf *body,
+                      const char *meta, vd_err *err) {
   vd_code rc;
   if (!w->up && (rc = vd_putq_open(w->ctx, 2 * w->ctx->cfg.max_parallel, QUEUE_BYTES, &w->up, err))) return rc;
   if (w->nfly == w->cfly) {
@@ -246,9 +261,12 @@ static vd_code upload(vds_writer *w, const pending *p, const char *url, vd_buf *
     w->fly = f, w->cfly = cap;
   }
   w->fly[w->nfly++] = *p;
-  vd_kv kv = {"vdschunkmetadata", (char *)meta};
+  /* vdsqltx: an object at its key that no entry names yet is this transaction's, not one
+   * whose entry OpenVDS lost (vds_audit, vds_repair) */
+  vd_kv kv[2] = {{"vdschunkmetadata", (char *)meta}, {"vdsqltx", w->tx}};
   vd_err e;
-  vd_putq_push(w->up, url, body, &kv, 1, p->chunk, &e); /* its failure comes back by harvest */
+  if (key) vd_putq_push_create(w->up, key, url, body, kv, 2, p->chunk, &e); /* its failure comes back by harvest */
+  else vd_putq_push(w->up, url, body, kv, 1, p->chunk, &e);
   return harvest(w, err);
 }
 
@@ -315,34 +333,45 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
     vd_code r1 = vd_putq_wait(w->up, chunk, err);
     if ((rc = harvest(w, err)) || (rc = r1)) return rc;
   }
-  pending p = {.chunk = chunk, .conflict = conflict};
-  char *url = NULL, meta[40];
+  /* a chunk that no committed entry names (check_new said so) goes straight to its key:
+   * nobody reads it there until a page names it. Not for OR REPLACE: another writer
+   * could commit the chunk before this one, its copy replacing this object, which this
+   * transaction would then still have to publish. */
+  pending p = {.chunk = chunk, .conflict = conflict, .direct = conflict != VDS_ON_REPLACE};
+  char *url = NULL, *key = NULL, meta[40];
   vd_buf body = {0};
   uint64_t hash = constant_hash(ch, &s, data, len);
   if (!hash) { /* data: an object with a random hash, staged */
     if ((rc = random_hash(&hash, err))) return rc;
     if (!(url = vds_stage_url(w->ds->url, l->name, w->tx, chunk))) return vd_nomem(err);
+    if (p.direct && !(key = vds_chunk_key_url(w->ds->url, l->name, chunk))) {
+      free(url);
+      return vd_nomem(err);
+    }
     if ((rc = vds_encode(l->method, l->geom.ngroup < 2 ? 2 : l->geom.ngroup, &s, data, len, &body, err))) goto out;
     p.bytes = body.len;
   }
   vds_entry_encode(p.raw, 8, hash, 0, NULL);
   if ((rc = vds_meta_encode(p.raw, 8, meta, sizeof meta, err))) goto out;
   w->puts++; /* from here on the transaction may have changed, whatever comes back */
+  if (!w->t0) w->t0 = (int64_t)time(NULL);
   if (url) {
-    rc = upload(w, &p, url, &body, meta, err);
+    rc = upload(w, &p, url, key, &body, meta, err);
   } else {
+    p.direct = 0;
     /* a constant chunk has no object: one staged earlier in this transaction goes, or
      * the staging folder would keep it after COMMIT */
     int i = staged_at(w, chunk);
-    if (i >= 0 && w->st[i].bytes) {
+    if (i >= 0 && w->st[i].bytes && !w->st[i].direct) {
       char *old = vds_stage_url(w->ds->url, l->name, w->tx, chunk);
       rc = old ? vd_delete(w->ctx, old, err) : vd_nomem(err);
       free(old);
     }
-    if (!rc) rc = add_staged(w, &p, err);
+    if (!rc) rc = add_staged(w, &p, 0, err);
   }
 out:
   free(url);
+  free(key);
   vd_buf_free(&body);
   return rc;
 }
@@ -357,14 +386,61 @@ static void reset(vds_writer *w) {
   memset(&w->at, 0, sizeof w->at);
   w->failed = VD_OK;
   w->puts = 0;
+  w->t0 = 0;
+  w->ndirect = 0;
   w->dirs = 0;
   vd_err e;
   if (vds_new_tx(w->tx, &e)) w->tx[0] = 0; /* RAND_bytes failing: the next put says so */
 }
 
+/* Takes back what this transaction put at chunk keys: after a ROLLBACK or a failed
+ * commit every such object (all), after a commit those it did not publish (a chunk
+ * skipped, or made a constant). Errors are ignored: what is left is never adopted, and
+ * vds_repair deletes it once older than stage_ttl. */
+static void clean_keys(vds_writer *w, int all) {
+  if (!w->ndirect) return;
+  vds_plan_chunk *c = malloc((size_t)w->nst * sizeof *c);
+  int n = 0;
+  for (int i = 0; c && i < w->nst; i++) {
+    const vds_plan_chunk *x = &w->st[i];
+    if ((x->direct || x->at_key) && (all || x->skipped || (!x->direct && !x->bytes && !x->zero))) c[n++] = *x;
+  }
+  vd_err e;
+  if (c) vds_direct_clean(w->ctx, w->url, w->layer, w->tx, c, n, &e);
+  free(c);
+}
+
+/* An object put at its key long ago may have been taken for a killed writer's by
+ * vds_repair (it deletes them once older than stage_ttl): a transaction open for half
+ * of that checks its direct objects are still there before its commit point (HEADs),
+ * rather than publish an entry without its object. */
+static vd_code check_direct(vds_writer *w, vd_err *err) {
+  if (!w->ndirect || !w->t0 || (double)(time(NULL) - w->t0) < w->ctx->cfg.stage_ttl / 2) return VD_OK;
+  vd_code rc = VD_OK;
+  for (int i = 0; i < w->nst && !rc; i++) {
+    if (!w->st[i].direct) continue;
+    char *u = vds_chunk_key_url(w->ds->url, w->l->name, w->st[i].chunk);
+    vd_objinfo info = {0};
+    const char *t = NULL;
+    rc = u ? vd_head(w->ctx, u, &info, err) : vd_nomem(err);
+    if (!rc && (!(t = vd_objinfo_meta(&info, "vdsqltx")) || strcmp(t, w->tx) != 0)) rc = VD_NOTFOUND;
+    if (rc == VD_NOTFOUND) {
+      char where[600];
+      vd_url_redact(u, where, sizeof where);
+      rc = vd_fail(err, VD_BUSY, "%s: the object this transaction put there is gone (vds_repair deletes the objects "
+                   "of transactions open longer than stage_ttl, %g s): nothing written", where,
+                   w->ctx->cfg.stage_ttl);
+    }
+    vd_objinfo_free(&info);
+    free(u);
+  }
+  return rc;
+}
+
 vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
   vd_code rc = settle_uploads(w, err);
   int recorded = 0;
+  if (!rc) rc = check_direct(w, err);
   if (!rc && w->nst) {
     rc = vds_commit(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst, &recorded, err);
     w->stale = 1;
@@ -377,6 +453,7 @@ vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
                   "finishes it)", w->l->name);
   else if (rc)
     vds_stage_delete(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst);
+  if (!recorded || !rc) clean_keys(w, rc != VD_OK);
   reset(w);
   return rc;
 }
@@ -388,6 +465,7 @@ void vds_writer_rollback(vds_writer *w) {
     settle_uploads(w, &e);
   }
   if (w->nst) vds_stage_delete(w->ctx, w->url, w->layer, w->tx, w->st, w->nst);
+  clean_keys(w, 1);
   reset(w);
 }
 
