@@ -1,7 +1,9 @@
 /* The parent's side of the VTKHDF reader in the HDF5 helper (vtkhdf_helper.h): the
  * helper's life (spawned on first use, its death told apart from an error, killed on an
  * interrupt), one call at a time over its channel, the store requests it makes on the
- * way answered under the rule of the file being read, and the answers decoded. */
+ * way answered under the rule of the file being read, and the answers decoded. A helper
+ * that dies or talks nonsense was brought there by the file it parsed: VD_INVALID, as for
+ * any malformed file (in PostgreSQL 22023, not an internal error). */
 #include "vtkhdf_helper.h"
 
 #include <errno.h>
@@ -161,11 +163,11 @@ static vd_code wait_answer(vd_ctx *ctx, proc *p, const rule *ru, const char *sho
 broken:
   vd_msg_free(a);
   proc_stop(p, NULL, 0);
-  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", shown);
+  return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process sent a malformed answer reading this file", shown);
 died:
   vd_msg_free(a);
   proc_stop(p, how, sizeof how);
-  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
+  return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
 }
 
 /* Reads the answer to a batch asked for ahead, so that the channel is free */
@@ -187,11 +189,11 @@ static vd_code send_req(proc *p, const char *shown, uint32_t type, const vd_buf 
   a->fd = -1;
   a->body = p->keep;
   memset(&p->keep, 0, sizeof p->keep);
-  if (!p->pid) return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process has ended", shown);
+  if (!p->pid) return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process has ended", shown);
   if (!vd_chan_send(p->sock, type, q->data, q->len, -1)) return VD_OK;
   vd_msg_free(a);
   proc_stop(p, how, sizeof how);
-  return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
+  return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process died (%s) reading this file", shown, how);
 }
 
 static vd_code call(vd_ctx *ctx, proc *p, const rule *ru, const char *shown, uint32_t type, const vd_buf *q, vd_msg *a,
@@ -259,7 +261,7 @@ vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_r
   give_back(p, &a);
   if (r.bad) {
     proc_stop(p, NULL, 0);
-    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", doc->shown);
+    return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process sent a malformed answer reading this file", doc->shown);
   }
   if (h) {
     rows->handle = h, rows->gen = p->gen, rows->eof = rows->heof = 0;
@@ -291,7 +293,7 @@ static vd_code fetch(vhp_rows *w, vd_err *err) {
   proc *p = d->ctx->h5helper;
   ahead *x = w->ahead;
   if (!p || !p->pid || p->gen != w->gen)
-    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process reading this file has ended", d->shown);
+    return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process reading this file has ended", d->shown);
   if (x->state == 1) drain(p); /* the batch asked for ahead */
   if (!x->state) {
     rule ru = {d->ctx, d->path, d->remote};
@@ -312,7 +314,7 @@ static vd_code fetch(vhp_rows *w, vd_err *err) {
   give_back(p, &x->a);
   if (r->bad) {
     proc_stop(p, NULL, 0);
-    return vd_fail(err, VD_ERROR, "%s: the HDF5 helper process sent a malformed answer reading this file", d->shown);
+    return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process sent a malformed answer reading this file", d->shown);
   }
   w->bn = (int)n;
   w->heof = eof != 0;
