@@ -442,6 +442,12 @@ MUTANTS = [
          replace="return vd_msg_free(a), err->code;",
          why="a cancel while the backend serves its helper's read leaves the helper waiting for the answer",
          suites=["tests/pg/hostile_vtkhdf.t"]),
+    dict(name="h5helper_main_inspect_inprocess", file="**/vtkhdf_main_proxy.c",
+         find="  *out = NULL;\n  vd_buf q = {0};\n  if (vhp_put_env(ctx, &q) || vd_wr_str(&q, file) ||",
+         replace="  *out = NULL;\n  if (lay != 99) return vm_inspect_here(ctx, lay, file, out, err);\n  vd_buf q = {0};\n"
+                 "  if (vhp_put_env(ctx, &q) || vd_wr_str(&q, file) ||",
+         why="vtkhdf_main inspects a part with libhdf5 in the process that loaded vdsql: a crafted part ends it",
+         suites=["tests/vtkhdf/helper.t"]),
     dict(name="vtkhdf_last_step_parts", file="**/vtkhdf_parts.c",
          find="return n_np - c->part_offsets[t];",
          replace="return n_np - c->part_offsets[t] - 1;",

@@ -136,21 +136,25 @@ try:
                   "SELECT 'end', extract(epoch FROM clock_timestamp());\nRESET statement_timeout;\n"
                   f"SELECT 'next', count(*) FROM vtkhdf_partitions('{ng.url}/vtkhdf/{SENT}');\nSELECT pg_sleep(0.8);\n")
         if stop_helper:  # a helper to stop first: the call's own is then waited on
-            script = f"SELECT count(*) FROM vtkhdf_partitions('{ng.url}/vtkhdf/{SENT}');\nSELECT pg_sleep(1);\n" + script
+            script = f"SELECT count(*) FROM vtkhdf_partitions('{ng.url}/vtkhdf/{SENT}');\nSELECT pg_sleep(2);\n" + script
 
         def victim():
             res['r'] = session('net', script, app=app)
         th = threading.Thread(target=victim)
         th.start()
-        t0, b, cancel = time.monotonic(), None, None
+        t0, b, cancel, stopped = time.monotonic(), None, None, None
         while th.is_alive() and time.monotonic() - t0 < 30:
             b = b or backend_of(app)
             for h in helpers(b) if b else []:
                 if h not in seen:
                     seen.append(h)
-                    if stop_helper and len(seen) == 1:
-                        os.kill(h, signal.SIGSTOP)
-            if not timeout and seen and cancel is None and time.monotonic() - t0 > (2.5 if stop_helper else 1.5):
+            # stopped once its first query is done (the session sleeps): the next call waits on it
+            if stop_helper and seen and stopped is None and 'pg_sleep(2)' in psql(
+                    f"SELECT query FROM pg_stat_activity WHERE pid = {b}").stdout:
+                os.kill(seen[0], signal.SIGSTOP)
+                stopped = time.monotonic()
+            ready = stopped is not None if stop_helper else bool(seen)
+            if not timeout and ready and cancel is None and time.monotonic() - (stopped or t0) > 1.5:
                 cancel = time.time()
                 psql(f'SELECT pg_cancel_backend({b})')
             time.sleep(0.05)

@@ -63,9 +63,8 @@ def q(path):
 
 
 # 1. the crafted files, every relation, each followed by a query that must work
-for name in sorted(os.listdir(hostile)):
-    if not name.endswith(".vtkhdf"):
-        continue
+crafted = sorted(n for n in os.listdir(hostile) if n.endswith(".vtkhdf"))
+for name in crafted:
     path = os.path.join(hostile, name)
     lines = []
     for rel in RELATIONS:
@@ -81,6 +80,36 @@ for name in sorted(os.listdir(hostile)):
     if name == "h5s_select_fortify.vtkhdf":
         ok("the HDF5 helper process died (SIGABRT) reading this file" in err,
            "%s: the error says the HDF5 helper died with SIGABRT" % name, err[-800:])
+
+# 1b. vtkhdf_main: the crafted files as parts (read in place) and as existing main files
+# (copies in a temporary folder: a main file is the table's to replace), then a query that
+# must work
+mtmp = tempfile.mkdtemp(prefix="vdsql-h5main-")
+lines = []
+for name in crafted:
+    path = os.path.join(hostile, name)
+    for lay in ("partitions", "composite"):
+        t = "p_%s_%s" % (lay, name.split(".")[0])
+        lines.append("CREATE VIRTUAL TABLE %s USING vtkhdf_main('%s', '%s');" % (t, q(os.path.join(mtmp, t + ".vtkhdf")), lay))
+        lines.append("INSERT INTO %s(file%s) VALUES ('%s'%s);" % (t, ", block" if lay == "composite" else "", q(path),
+                                                                  ", 'b'" if lay == "composite" else ""))
+        main = os.path.join(mtmp, "main_%s_%s" % (lay, name))
+        shutil.copyfile(path, main)
+        lines.append("CREATE VIRTUAL TABLE m_%s_%s USING vtkhdf_main('%s', '%s');" % (lay, name.split(".")[0], q(main), lay))
+        lines.append("SELECT count(*) FROM m_%s_%s;" % (lay, name.split(".")[0]))
+lines.append("SELECT 'next', count(*) FROM vtkhdf_partitions('%s');" % q(sentinel))
+rc, out, err = session("\n".join(lines) + "\n")
+ok(rc in (0, 1) and ("next|%d" % want_rows) in out.splitlines(),
+   "vtkhdf_main: the crafted files as parts and as main files; the sqlite3 process goes on, the next query gives its rows",
+   "rc %d, %s / %s" % (rc, out[-600:], err[-600:]))
+parts_err = [l for l in err.splitlines() if l.startswith("Runtime error")]
+fortify_parts = [l for l in parts_err if "h5s_select_fortify.vtkhdf:" in l and "main_" not in l]
+ok(len(fortify_parts) == 2 and all("the HDF5 helper process died (SIGABRT) reading this file" in l for l in fortify_parts),
+   "vtkhdf_main: h5s_select_fortify.vtkhdf as a part (two layouts): the HDF5 helper died (SIGABRT), named in the error",
+   err[-1200:])
+ok(parts_err and all(any(n in l for n in crafted) for l in parts_err),
+   "vtkhdf_main: every failure names the crafted file (part or main file)", err[-1200:])
+shutil.rmtree(mtmp)
 
 # 2. a helper killed between queries is replaced; 3. what the running helper may do
 probe = os.path.join(tempfile.mkdtemp(prefix="vdsql-h5probe-"), "probe.sh")

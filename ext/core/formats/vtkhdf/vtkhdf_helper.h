@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "util/chan.h"
 #include "vtkhdf.h"
 
 #define VHP_BATCH 8192 /* partition rows the helper sends at a time, at most */
@@ -50,6 +51,22 @@ vd_code vhp_rows_next(vhp_rows *r, vd_err *err);
 int vhp_rows_streamed(const vhp_rows *r);
 void vhp_rows_skip_leaf(vhp_rows *r);
 void vhp_close(vh_doc *doc, vhp_rows *rows);
+
+/* Other calls through the same helper (vtkhdf_main's, vtkhdf_main_proxy.c). A request
+ * starts with vhp_put_env (this context's settings without credentials, the current
+ * directory); vhp_call sends it as type for the local file path (shown in errors) and
+ * waits: VD_OK with ans->rd on the answer after its head, else the helper's error or its
+ * death. vhp_call_done gives the answer back; vhp_malformed, for an answer that does not
+ * decode, stops the helper and says so. */
+typedef struct vhp_ans {
+  vd_msg a;
+  vd_rd rd;
+} vhp_ans;
+int vhp_put_env(vd_ctx *ctx, vd_buf *q);
+vd_code vhp_call(vd_ctx *ctx, const char *path, const char *shown, uint32_t type, const vd_buf *q, vhp_ans *ans,
+                 vd_err *err);
+void vhp_call_done(vd_ctx *ctx, vhp_ans *ans);
+vd_code vhp_malformed(vd_ctx *ctx, const char *shown, vd_err *err);
 
 /* The helper's side: serves requests on sock until it closes (ext/h5helper runs it). */
 int vhp_serve(int sock);

@@ -218,6 +218,48 @@ static void rows_init(vhp_rows *r, vh_doc *doc) {
   r->eof = r->heof = 1;
 }
 
+int vhp_put_env(vd_ctx *ctx, vd_buf *q) {
+  /* the settings the reader needs, none of the credentials: the parent makes the requests */
+  vd_config cfg = ctx->cfg;
+  memset(cfg.s3_access_key_id, 0, sizeof cfg.s3_access_key_id);
+  memset(cfg.s3_secret_access_key, 0, sizeof cfg.s3_secret_access_key);
+  memset(cfg.s3_session_token, 0, sizeof cfg.s3_session_token);
+  memset(cfg.azure_connection_string, 0, sizeof cfg.azure_connection_string);
+  memset(cfg.azure_key, 0, sizeof cfg.azure_key);
+  memset(cfg.azure_sas_token, 0, sizeof cfg.azure_sas_token);
+  cfg.env_credentials = 0;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  int bad = vd_wr_bytes(q, &cfg, sizeof cfg) || vd_wr_str(q, cwd);
+  memset(&cfg, 0, sizeof cfg);
+  return bad ? -1 : 0;
+}
+
+vd_code vhp_call(vd_ctx *ctx, const char *path, const char *shown, uint32_t type, const vd_buf *q, vhp_ans *ans,
+                 vd_err *err) {
+  memset(ans, 0, sizeof *ans);
+  ans->a.fd = -1;
+  proc *p = proc_get(ctx, shown, err);
+  if (!p) return err->code;
+  rule ru = {ctx, path, 0};
+  vd_code hrc, rc = call(ctx, p, &ru, shown, type, q, &ans->a, &ans->rd, &hrc, err, err);
+  if (rc) return rc;
+  if (hrc) return give_back(p, &ans->a), hrc;
+  return VD_OK;
+}
+
+void vhp_call_done(vd_ctx *ctx, vhp_ans *ans) {
+  proc *p = ctx->h5helper;
+  if (p) give_back(p, &ans->a);
+  else vd_msg_free(&ans->a);
+}
+
+vd_code vhp_malformed(vd_ctx *ctx, const char *shown, vd_err *err) {
+  proc *p = ctx->h5helper;
+  if (p) proc_stop(p, NULL, 0);
+  return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process sent a malformed answer reading this file", shown);
+}
+
 vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_rows *rows, vd_err *err) {
   memset(doc, 0, sizeof *doc);
   doc->file = -1;
@@ -233,21 +275,8 @@ vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_r
   if (!remote && (rc = vd_file_check_regular(doc->path, err))) return rc;
   proc *p = proc_get(ctx, doc->shown, err);
   if (!p) return err->code;
-  /* the settings the reader needs, none of the credentials: the parent makes the requests */
-  vd_config cfg = ctx->cfg;
-  memset(cfg.s3_access_key_id, 0, sizeof cfg.s3_access_key_id);
-  memset(cfg.s3_secret_access_key, 0, sizeof cfg.s3_secret_access_key);
-  memset(cfg.s3_session_token, 0, sizeof cfg.s3_session_token);
-  memset(cfg.azure_connection_string, 0, sizeof cfg.azure_connection_string);
-  memset(cfg.azure_key, 0, sizeof cfg.azure_key);
-  memset(cfg.azure_sas_token, 0, sizeof cfg.azure_sas_token);
-  cfg.env_credentials = 0;
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
   vd_buf q = {0};
-  int bad = vd_wr_bytes(&q, &cfg, sizeof cfg) || vd_wr_str(&q, cwd) || vd_wr_str(&q, url) || vd_wr_u32(&q, what);
-  memset(&cfg, 0, sizeof cfg);
-  if (bad) return vd_buf_free(&q), vd_nomem(err);
+  if (vhp_put_env(ctx, &q) || vd_wr_str(&q, url) || vd_wr_u32(&q, what)) return vd_buf_free(&q), vd_nomem(err);
   rule ru = {ctx, doc->path, remote};
   vd_msg a;
   vd_rd r;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "store/relay.h"
+#include "vtkhdf_main_wire.h"
 #include "vtkhdf_wire.h"
 
 #define MAX_DOCS 256 /* docs open at once (cursors of one statement, or a few) */
@@ -58,27 +59,34 @@ static int fail(int sock, vd_code rc, const vd_err *err) {
   return k;
 }
 
-static int do_open(int sock, vd_rd *r) {
-  vd_err err;
+/* A request's head (vhp_put_env): the parent's settings and current directory taken on */
+static vd_code take_env(vd_rd *r, vd_err *err) {
   size_t n;
   const void *cfg = vd_rd_bytes(r, &n);
-  char *cwd = vd_rd_str(r), *url = vd_rd_str(r);
+  char *cwd = vd_rd_str(r);
+  vd_code rc = VD_OK;
+  if (r->bad || n != sizeof ctx->cfg) rc = vd_fail(err, VD_ERROR, "a malformed request to the HDF5 helper");
+  else memcpy(&ctx->cfg, cfg, sizeof ctx->cfg);
+  /* the parent's current directory, for relative paths (HDF5 joins sub-file names to it) */
+  if (!rc && cwd && *cwd && chdir(cwd)) rc = vd_fail(err, VD_IO, "the HDF5 helper cannot use the current directory");
+  free(cwd);
+  return rc;
+}
+
+static int do_open(int sock, vd_rd *r) {
+  vd_err err;
+  vd_code rc = take_env(r, &err);
+  char *url = vd_rd_str(r);
   unsigned what = vd_rd_u32(r);
   int slot = -1;
   for (int i = 0; i < MAX_DOCS && slot < 0; i++)
     if (!docs[i]) slot = i;
   hdoc *d = NULL;
-  vd_code rc = VD_OK;
-  if (r->bad || !url || n != sizeof ctx->cfg) rc = vd_fail(&err, VD_ERROR, "a malformed request to the HDF5 helper");
-  else if (slot < 0) rc = vd_fail(&err, VD_BUSY, "%s: too many VTKHDF files open at once", url);
-  else if (!(d = calloc(1, sizeof *d))) rc = vd_nomem(&err);
-  if (!rc) {
-    memcpy(&ctx->cfg, cfg, sizeof ctx->cfg);
-    /* the parent's current directory, for relative paths (HDF5 joins sub-file names to it) */
-    if (cwd && *cwd && chdir(cwd)) rc = vd_fail(&err, VD_IO, "%s: the HDF5 helper cannot use the current directory", url);
-  }
+  if (!rc && (r->bad || !url)) rc = vd_fail(&err, VD_ERROR, "a malformed request to the HDF5 helper");
+  else if (!rc && slot < 0) rc = vd_fail(&err, VD_BUSY, "%s: too many VTKHDF files open at once", url);
+  else if (!rc && !(d = calloc(1, sizeof *d))) rc = vd_nomem(&err);
   if (!rc) rc = vh_open(ctx, url, what, &d->doc, &err);
-  free(cwd), free(url);
+  free(url);
   if (rc) {
     if (d) vh_doc_free(&d->doc), free(d);
     return fail(sock, rc, &err);
@@ -131,6 +139,29 @@ static int do_rows(int sock, vd_rd *r) {
   return vd_chan_send(sock, VHW_DONE, b.data, b.len, -1);
 }
 
+/* vtkhdf_main's reads of files it did not write: a part's vm_inspect, a main file's members */
+static int do_main(int sock, uint32_t type, vd_rd *r) {
+  vd_err err;
+  vd_code rc = take_env(r, &err);
+  char *file = vd_rd_str(r), *shown = type == VHW_MAIN_LOAD ? vd_rd_str(r) : NULL;
+  uint32_t lay = vd_rd_u32(r);
+  if (!rc && (r->bad || !file || lay > VM_COMPOSITE || (type == VHW_MAIN_LOAD && !shown)))
+    rc = vd_fail(&err, VD_ERROR, "a malformed request to the HDF5 helper");
+  vm_info *in = NULL;
+  vm_found *f = NULL;
+  int nf = 0;
+  if (!rc && type == VHW_MAIN_INSPECT) rc = vm_inspect_here(ctx, (vm_layout)lay, file, &in, &err);
+  else if (!rc) rc = vm_load_scan(ctx, file, shown, (vm_layout)lay, &f, &nf, &err);
+  free(file), free(shown);
+  vd_buf b = {0};
+  int bad = head(&b, rc, &err) || (!rc && (in ? vmw_put_info(&b, in) : vmw_put_found(&b, f, nf)));
+  vm_info_free(in);
+  vm_found_free(f, nf);
+  int k = bad ? fail(sock, vd_nomem(&err), &err) : vd_chan_send(sock, VHW_DONE, b.data, b.len, -1);
+  vd_buf_free(&b);
+  return k;
+}
+
 int vhp_serve(int sock) {
   if (!(ctx = vd_ctx_new())) return 1;
   ctx->cfg.env_credentials = 0;
@@ -144,6 +175,8 @@ int vhp_serve(int sock) {
       k = do_open(sock, &r);
     } else if (m.type == VHW_ROWS) {
       k = do_rows(sock, &r);
+    } else if (m.type == VHW_MAIN_INSPECT || m.type == VHW_MAIN_LOAD) {
+      k = do_main(sock, m.type, &r);
     } else if (m.type == VHW_CLOSE) {
       hdoc *d = find(vd_rd_u32(&r));
       if (d) drop(d);

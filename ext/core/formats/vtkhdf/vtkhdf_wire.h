@@ -16,7 +16,9 @@ enum {
   VHW_OPEN = 16, /* cfg, cwd, url, what: vh_open; answered with DONE, the doc and a handle */
   VHW_ROWS,      /* handle, max, skip, seg: the next rows of vh_rows_next */
   VHW_CLOSE,     /* handle: vh_doc_free (no answer) */
-  VHW_DONE       /* the helper's answer: code, message, counters, then what was asked */
+  VHW_DONE,      /* the helper's answer: code, message, counters, then what was asked */
+  VHW_MAIN_INSPECT, /* cfg, cwd, file, layout: vtkhdf_main's vm_inspect; answered with a vm_info */
+  VHW_MAIN_LOAD     /* cfg, cwd, main file, shown, layout: its members read back (vm_found list) */
 };
 
 /* The helper's side: pointer -> id of the strings already sent for one doc */
