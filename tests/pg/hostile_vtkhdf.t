@@ -132,7 +132,7 @@ try:
         res, seen = {}, []
         script = ("SELECT 'start', extract(epoch FROM clock_timestamp());\n" +
                   ("SET statement_timeout = '1s';\n" if timeout else '') +
-                  f"SELECT count(*) FROM vtkhdf_partitions('{target}');\n" +
+                  f"SELECT count(*) AS under_test FROM vtkhdf_partitions('{target}');\n" +
                   "SELECT 'end', extract(epoch FROM clock_timestamp());\nRESET statement_timeout;\n"
                   f"SELECT 'next', count(*) FROM vtkhdf_partitions('{ng.url}/vtkhdf/{SENT}');\nSELECT pg_sleep(0.8);\n")
         if stop_helper:  # a helper to stop first: the call's own is then waited on
@@ -142,7 +142,7 @@ try:
             res['r'] = session('net', script, app=app)
         th = threading.Thread(target=victim)
         th.start()
-        t0, b, cancel, stopped = time.monotonic(), None, None, None
+        t0, b, cancel, stopped, in_call = time.monotonic(), None, None, None, None
         while th.is_alive() and time.monotonic() - t0 < 30:
             b = b or backend_of(app)
             for h in helpers(b) if b else []:
@@ -153,10 +153,13 @@ try:
                     f"SELECT query FROM pg_stat_activity WHERE pid = {b}").stdout:
                 os.kill(seen[0], signal.SIGSTOP)
                 stopped = time.monotonic()
-            ready = stopped is not None if stop_helper else bool(seen)
-            if not timeout and ready and cancel is None and time.monotonic() - (stopped or t0) > 1.5:
-                cancel = time.time()
-                psql(f'SELECT pg_cancel_backend({b})')
+            # the cancel comes a second after the call under test has started (not in a pg_sleep)
+            if not timeout and cancel is None and (stopped is not None or not stop_helper) and b:
+                if in_call is None and 'under_test' in psql(f"SELECT query FROM pg_stat_activity WHERE pid = {b}").stdout:
+                    in_call = time.monotonic()
+                if in_call is not None and time.monotonic() - in_call > 1.0:
+                    cancel = time.time()
+                    psql(f'SELECT pg_cancel_backend({b})')
             time.sleep(0.05)
         th.join(30)
         r = res.get('r')
