@@ -182,9 +182,9 @@ try:
                 stop_helper=True)
     tail = server_log()[log0:]
     ok('terminated by signal' not in tail, 'after it all, the server log has no "terminated by signal"', tail[-1500:])
-    stop()
 finally:
     ng.stop()
     nh.stop()
     bad.kill()
+    stop()
 done()
