@@ -29,11 +29,14 @@ typedef struct vhp_rows {
   uint64_t gen;     /* which helper holds it (a new one after a death knows nothing of it) */
   int eof, heof;    /* no more rows here / none left in the helper */
   const vh_part *cur;
-  vh_part *buf;     /* VHP_BATCH rows, their topologies, segments and streamed flags */
-  vh_topo *tbuf;
-  uint32_t *seg;
-  unsigned char *streamed;
-  int bi, bn;
+  vh_part row;      /* the current row, decoded in place from the batch (each row is sent */
+  vh_topo topo;     /* as what differs from the one before: vtkhdf_wire.h) */
+  uint32_t seg;     /* its leaf segment, and whether it was streamed */
+  int streamed;
+  int held;         /* row decoded but not handed out yet (a skip read one row past its leaf) */
+  int broken;       /* a row of the batch did not decode: the next call says so */
+  uint32_t left;    /* rows of the batch not decoded yet, from rd on */
+  vd_rd rd;
   vd_code pend;     /* the error that ended the helper's batch, after its rows */
   uint32_t pend_seg;
   char pend_msg[sizeof(((vd_err *)0)->msg)];
@@ -41,7 +44,7 @@ typedef struct vhp_rows {
   uint32_t skip_seg;
   int drop;         /* rows of leaf skip_seg still to come (asked for before the skip): dropped */
   uint32_t want;    /* rows to ask for next */
-  void *ahead;      /* the next batch, asked for before it is needed (vtkhdf_proxy.c) */
+  void *ahead;      /* the batch being handed out, and the next one asked for before it is needed (vtkhdf_proxy.c) */
 } vhp_rows;
 
 /* vh_open in the helper: doc as vh_open fills it but for its partition rows, which rows

@@ -32,18 +32,26 @@ typedef struct proc {
   struct vhp_rows *inflight; /* whose batch the helper is making ahead, unasked for yet */
 } proc;
 
-/* A batch asked for ahead: while the parent hands out the rows it has, the helper makes
- * the next ones (the two processes work at once instead of in turn). */
+/* A cursor's batches: the one being handed out (cur: rows decoded from it one at a time)
+ * and the next, asked for ahead: while the parent hands out the rows it has, the helper
+ * makes the next ones (the two processes work at once instead of in turn). */
 typedef struct ahead {
   int state; /* 0 none, 1 asked (the answer not read yet), 2 read (or failed: rc) */
   vd_code rc, hrc;
   vd_err err, herr;
   vd_msg a;
   vd_rd rd;
+  vd_msg cur; /* its rows: vhp_rows.rd */
 } ahead;
 
 static void proc_stop(proc *p, char *how, size_t n) {
   if (!p->pid) return;
+  if (p->inflight) { /* the batch asked for ahead will never come */
+    ahead *x = p->inflight->ahead;
+    x->state = 2, x->rc = vd_fail(&x->err, VD_INVALID, "%s: the HDF5 helper process reading this file has ended",
+                                  p->inflight->doc->shown);
+    p->inflight = NULL;
+  }
   close(p->sock);
   /* a helper whose channel closed exits at once: a moment to say how, then SIGKILL */
   vd_subproc_end(p->pid, how ? 2000 : 0, how ? how : (char[32]){0}, how ? n : 32);
@@ -294,13 +302,10 @@ vd_code vhp_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vhp_r
   }
   if (h) {
     rows->handle = h, rows->gen = p->gen, rows->eof = rows->heof = 0;
-    rows->buf = calloc(VHP_BATCH, sizeof *rows->buf);
-    rows->tbuf = calloc(VHP_BATCH, sizeof *rows->tbuf);
-    rows->seg = calloc(VHP_BATCH, sizeof *rows->seg);
-    rows->streamed = calloc(VHP_BATCH, 1);
-    rows->ahead = calloc(1, sizeof(ahead));
+    ahead *x = rows->ahead = calloc(1, sizeof(ahead));
+    if (!x) return vd_nomem(err);
+    x->a.fd = x->cur.fd = -1;
     rows->want = VHP_FIRST;
-    if (!rows->buf || !rows->tbuf || !rows->seg || !rows->streamed || !rows->ahead) return vd_nomem(err);
   }
   return VD_OK;
 }
@@ -315,8 +320,26 @@ static vd_code ask_rows(proc *p, vhp_rows *w, vd_msg *a, vd_err *err) {
   return rc;
 }
 
-/* The helper's next batch into the buffer (and the error that ended it into pend); the
- * one after it asked for at once once batches are full-sized (a scan, not a LIMIT) */
+/* The next row of the batch into w->row: 0, or -1 when it does not decode */
+static int next_row(vhp_rows *w) {
+  vhw_get_row(&w->rd, w->doc, &w->row, &w->topo, &w->seg, &w->streamed);
+  w->left--;
+  if (w->rd.bad) w->left = 0, w->broken = 1;
+  return w->rd.bad ? -1 : 0;
+}
+
+/* Decodes past the batch's rows of leaf seg; the first row of another leaf is held */
+static void pass_leaf(vhp_rows *w, uint32_t seg) {
+  while (w->left && !next_row(w))
+    if (w->seg != seg) {
+      w->held = 1;
+      return;
+    }
+}
+
+/* The helper's next batch, its rows decoded as they are handed out (and the error that
+ * ended it into pend); the one after it asked for at once once batches are full-sized (a
+ * scan, not a LIMIT) */
 static vd_code fetch(vhp_rows *w, vd_err *err) {
   vh_doc *d = w->doc;
   proc *p = d->ctx->h5helper;
@@ -331,25 +354,21 @@ static vd_code fetch(vhp_rows *w, vd_err *err) {
   }
   x->state = 0;
   if (x->rc) return *err = x->err, x->rc;
-  vd_rd *r = &x->rd;
+  give_back(p, &x->cur); /* the batch handed out: its room takes the next answer */
+  x->cur = x->a, w->rd = x->rd;
+  memset(&x->a, 0, sizeof x->a);
+  x->a.fd = -1;
+  vd_rd *r = &w->rd;
   uint32_t seg = vd_rd_u32(r), n = vd_rd_u32(r), eof = vd_rd_u32(r);
-  if (n > VHP_BATCH) r->bad = 1;
-  w->bi = w->bn = 0;
-  for (uint32_t i = 0; i < n && !r->bad; i++) {
-    int st;
-    vhw_get_row(r, d, &w->buf[i], &w->tbuf[i], &w->seg[i], &st);
-    w->streamed[i] = (unsigned char)st;
-  }
-  give_back(p, &x->a);
-  if (r->bad) {
-    proc_stop(p, NULL, 0);
-    return vd_fail(err, VD_INVALID, "%s: the HDF5 helper process sent a malformed answer reading this file", d->shown);
-  }
-  w->bn = (int)n;
+  if (n > VHP_BATCH || n > (size_t)(r->end - r->p)) r->bad = 1; /* a row takes a byte at least */
+  if (r->bad) return vhp_malformed(d->ctx, d->shown, err);
+  w->left = n, w->held = 0;
+  vhw_get_rows_start(&w->row, &w->seg, &w->streamed);
   w->heof = eof != 0;
   if (w->drop) { /* a skipped leaf's rows made before the helper heard of the skip */
-    while (w->bi < w->bn && w->seg[w->bi] == w->skip_seg) w->bi++;
-    if (w->bi < w->bn || w->heof || x->hrc) w->drop = 0;
+    pass_leaf(w, w->skip_seg);
+    if (w->broken) return vhp_malformed(d->ctx, d->shown, err);
+    if (w->held || w->heof || x->hrc) w->drop = 0;
   }
   if (x->hrc) {
     w->pend = x->hrc, w->pend_seg = seg;
@@ -364,37 +383,46 @@ static vd_code fetch(vhp_rows *w, vd_err *err) {
 }
 
 vd_code vhp_rows_next(vhp_rows *w, vd_err *err) {
+  if (w->left && !w->held && !next_row(w)) { /* the common case */
+    w->cur = &w->row;
+    return VD_OK;
+  }
   for (;;) {
-    if (w->bi < w->bn) {
-      w->cur = &w->buf[w->bi++];
+    vd_code rc = VD_OK;
+    if (w->held || (w->left && !next_row(w))) {
+      w->held = 0;
+      w->cur = &w->row;
       return VD_OK;
     }
-    if (w->pend) { /* the rows made before the error are out: now the error */
-      vd_code rc = vd_fail(err, w->pend, "%s", w->pend_msg);
+    if (w->broken) {
+      rc = vhp_malformed(w->doc->ctx, w->doc->shown, err);
+    } else if (w->pend) { /* the rows made before the error are out: now the error */
+      rc = vd_fail(err, w->pend, "%s", w->pend_msg);
       w->pend = VD_OK;
       return rc;
-    }
-    if ((w->heof && !w->drop) || !w->handle) {
+    } else if ((w->heof && !w->drop) || !w->handle) {
       w->eof = 1;
       w->cur = NULL;
       return VD_OK;
+    } else {
+      rc = fetch(w, err);
     }
-    vd_code rc = fetch(w, err);
     if (rc) {
       w->eof = w->heof = 1;
+      w->left = 0, w->held = 0, w->broken = 0;
       w->cur = NULL;
       return rc;
     }
   }
 }
 
-int vhp_rows_streamed(const vhp_rows *w) { return !w->eof && w->cur && w->bi > 0 && w->streamed[w->bi - 1]; }
+int vhp_rows_streamed(const vhp_rows *w) { return !w->eof && w->cur && !w->held && w->streamed; }
 
 void vhp_rows_skip_leaf(vhp_rows *w) {
   if (!vhp_rows_streamed(w)) return;
-  uint32_t seg = w->seg[w->bi - 1];
-  while (w->bi < w->bn && w->seg[w->bi] == seg) w->bi++;
-  if (w->bi == w->bn) {
+  uint32_t seg = w->seg;
+  pass_leaf(w, seg);
+  if (!w->held && !w->broken) { /* the batch ended in that leaf */
     if (w->pend && w->pend_seg == seg) w->pend = VD_OK; /* that leaf's error goes with it */
     if (!w->heof && !w->pend) {
       w->skip = 1, w->skip_seg = seg;
@@ -407,13 +435,12 @@ void vhp_close(vh_doc *doc, vhp_rows *rows) {
   proc *p = doc->ctx ? doc->ctx->h5helper : NULL;
   ahead *x = rows->ahead;
   if (p && p->inflight == rows) drain(p);
-  if (x) vd_msg_free(&x->a), free(x);
+  if (x) vd_msg_free(&x->a), vd_msg_free(&x->cur), free(x);
   if (rows->handle && p && p->pid && p->gen == rows->gen) {
     vd_buf q = {0};
     if (!vd_wr_u32(&q, rows->handle)) vd_chan_send(p->sock, VHW_CLOSE, q.data, q.len, -1);
     vd_buf_free(&q);
   }
-  free(rows->buf), free(rows->tbuf), free(rows->seg), free(rows->streamed);
   rows_init(rows, doc);
   vh_doc_free(doc);
 }

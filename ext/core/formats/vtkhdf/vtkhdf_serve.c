@@ -120,6 +120,7 @@ static int do_rows(int sock, vd_rd *r) {
   int eof = 0, bad = 0;
   vd_code rc = VD_OK;
   if (max > VHP_BATCH) max = VHP_BATCH;
+  vhw_put_rows_start(&d->ids);
   while (n < max && !bad) {
     if ((rc = vh_rows_next(w, &err))) {
       vh_err_redact(&err);

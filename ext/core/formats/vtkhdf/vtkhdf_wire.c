@@ -187,70 +187,201 @@ void vhw_get_doc(vd_rd *r, vh_doc *d) {
   }
 }
 
-/* Rows are most of what crosses (a million for a big file): their fixed part is copied
- * as it is in memory (both ends are the same build on the same machine), and a string
- * seen in the row before is found without hashing. */
-typedef struct rowfix {
-  uint32_t seg, flags;
-  double time;
-  int64_t v[10];
-} rowfix;
+/* Rows are most of what crosses (a million for a big file): each is a mask of the fields
+ * that differ from what the row before predicts, then those fields, integers as LEB128
+ * varints of the zigzagged difference (unsigned arithmetic: VH_NULL and overflow wrap the
+ * same way at both ends). In a plain walk only the counts differ: 4 to 7 bytes a row. */
+enum {
+  F_INTS = 10, /* n_points, n_cells, n_conn, partition, step, point_off, cell_off, conn_off, offsets_off, n_trees */
+  F_TIME = 1 << 10,
+  F_FLAGS = 1 << 11, /* streamed | has_time << 1 | topo << 2 */
+  F_SEG = 1 << 12,
+  F_STR = 13, /* block, type, source_file, status: bits 13 to 16 */
+  F_ALL = (1 << 17) - 1
+};
+#define MAX_VARINT 10
 
-int vhw_put_row(vd_buf *b, vhw_ids *m, const vh_part *p, uint32_t seg, int streamed) {
-  if (vd_buf_reserve(b, sizeof(rowfix) + 16 + sizeof(vh_topo))) return -1;
-  rowfix x = {seg, (uint32_t)(streamed | (p->has_time ? 2 : 0) | (p->topo ? 4 : 0)), p->time,
-              {p->step, p->partition, p->n_points, p->n_cells, p->n_conn, p->point_off, p->cell_off, p->conn_off,
-               p->offsets_off, p->n_trees}};
-  memcpy(b->data + b->len, &x, sizeof x);
-  b->len += sizeof x;
-  const char *s[4] = {p->block, p->type, p->source_file, p->status};
-  for (int k = 0; k < 4; k++) {
-    if (s[k] && s[k] == m->last[k]) { /* the common case: as in the row before */
-      memcpy(b->data + b->len, &m->last_id[k], 4);
-      b->len += 4;
-    } else if (vhw_put_sid(b, m, s[k])) {
-      return -1;
-    } else if (s[k]) {
-      m->last[k] = s[k];
-      m->last_id[k] = m->id[slot_of(m, s[k])];
-    }
+static unsigned char *put_varint(unsigned char *o, uint64_t v) {
+  while (v >= 0x80) *o++ = (unsigned char)(v | 0x80), v >>= 7;
+  *o++ = (unsigned char)v;
+  return o;
+}
+
+static uint64_t get_varint(vd_rd *r) {
+  uint64_t v = 0;
+  for (int sh = 0; sh < 64; sh += 7) {
+    if (r->p >= r->end) break;
+    unsigned c = *r->p++;
+    v |= (uint64_t)(c & 0x7f) << sh;
+    if (!(c & 0x80)) return v;
   }
-  if (p->topo && vd_buf_append(b, p->topo, sizeof *p->topo)) return -1;
+  r->bad = 1;
   return 0;
 }
 
+/* The row's integers and the values the row before predicts for them */
+static void ints_of(const vh_part *p, uint64_t v[F_INTS]) {
+  const int64_t x[F_INTS] = {p->n_points, p->n_cells, p->n_conn, p->partition, p->step,
+                             p->point_off, p->cell_off, p->conn_off, p->offsets_off, p->n_trees};
+  for (int k = 0; k < F_INTS; k++) v[k] = (uint64_t)x[k];
+}
+static void predict(const vh_part *q, uint64_t v[F_INTS]) {
+  ints_of(q, v);
+  v[3] += 1;                           /* the next partition */
+  v[5] += (uint64_t)q->n_points;       /* each start moved on by the row before's count */
+  v[6] += (uint64_t)q->n_cells;
+  v[7] += (uint64_t)q->n_conn;
+  v[8] += (uint64_t)q->n_cells + 1;    /* Offsets: one more entry than cells */
+}
+
+static unsigned flags_of(const vh_part *p, int streamed) {
+  return (unsigned)(streamed != 0) | (p->has_time ? 2u : 0u) | (p->topo ? 4u : 0u);
+}
+
+void vhw_put_rows_start(vhw_ids *m) {
+  memset(&m->prev, 0, sizeof m->prev);
+  m->prev_seg = 0, m->prev_streamed = 0;
+}
+
+#define U(x) ((uint64_t)(x))
+
+/* The row is what the one before predicts but for its counts (a plain walk's every row) */
+static int counts_only(const vh_part *p, const vh_part *q, uint32_t seg, int streamed, const vhw_ids *m) {
+  return seg == m->prev_seg && streamed == m->prev_streamed && !p->topo && !q->topo && p->has_time == q->has_time &&
+         p->step == q->step && U(p->partition) == U(q->partition) + 1 && U(p->point_off) == U(q->point_off) + U(q->n_points) &&
+         U(p->cell_off) == U(q->cell_off) + U(q->n_cells) && U(p->conn_off) == U(q->conn_off) + U(q->n_conn) &&
+         U(p->offsets_off) == U(q->offsets_off) + U(q->n_cells) + 1 && p->n_trees == q->n_trees && p->block == q->block &&
+         p->type == q->type && p->source_file == q->source_file && p->status == q->status && !memcmp(&p->time, &q->time, sizeof p->time);
+}
+
+static unsigned char *put_delta(unsigned char *o, uint64_t v, uint64_t w) {
+  uint64_t d = v - w;
+  return put_varint(o, d << 1 ^ (0 - (d >> 63)));
+}
+
+static int put_row_full(vd_buf *b, vhw_ids *m, const vh_part *p, uint32_t seg, int streamed);
+
+int vhw_put_row(vd_buf *b, vhw_ids *m, const vh_part *p, uint32_t seg, int streamed) {
+  enum { ROOM = 3 + (F_INTS + 1) * MAX_VARINT + 9 + sizeof(vh_topo) };
+  if (b->cap - b->len < ROOM && vd_buf_reserve(b, ROOM)) return -1;
+  vh_part *q = &m->prev;
+  if (counts_only(p, q, seg, streamed, m)) { /* the mask in one byte, then the counts that changed */
+    unsigned char *e = b->data + b->len, *o = e + 1;
+    unsigned mask = (p->n_points != q->n_points) | (p->n_cells != q->n_cells) << 1 | (p->n_conn != q->n_conn) << 2;
+    if (mask & 1) o = put_delta(o, U(p->n_points), U(q->n_points));
+    if (mask & 2) o = put_delta(o, U(p->n_cells), U(q->n_cells));
+    if (mask & 4) o = put_delta(o, U(p->n_conn), U(q->n_conn));
+    *e = (unsigned char)mask;
+    b->len = (size_t)(o - b->data);
+    q->partition = p->partition, q->point_off = p->point_off, q->cell_off = p->cell_off, q->conn_off = p->conn_off;
+    q->offsets_off = p->offsets_off, q->n_points = p->n_points, q->n_cells = p->n_cells, q->n_conn = p->n_conn;
+    return 0;
+  }
+  return put_row_full(b, m, p, seg, streamed);
+}
+
+__attribute__((noinline)) static int put_row_full(vd_buf *b, vhw_ids *m, const vh_part *p, uint32_t seg, int streamed) {
+  const vh_part *q = &m->prev;
+  uint64_t v[F_INTS], w[F_INTS];
+  ints_of(p, v), predict(q, w);
+  uint32_t mask = 0;
+  for (int k = 0; k < F_INTS; k++) mask |= (uint32_t)(v[k] != w[k]) << k;
+  if (memcmp(&p->time, &q->time, sizeof p->time)) mask |= F_TIME;
+  unsigned fl = flags_of(p, streamed);
+  if (fl != flags_of(q, m->prev_streamed)) mask |= F_FLAGS;
+  if (seg != m->prev_seg) mask |= F_SEG;
+  const char *s[4] = {p->block, p->type, p->source_file, p->status}, *o[4] = {q->block, q->type, q->source_file, q->status};
+  for (int k = 0; k < 4; k++) mask |= (uint32_t)(s[k] != o[k]) << (F_STR + k);
+  unsigned char *e = put_varint(b->data + b->len, mask);
+  for (int k = 0; k < F_INTS; k++)
+    if (mask >> k & 1) e = put_delta(e, v[k], w[k]);
+  if (mask & F_TIME) memcpy(e, &p->time, 8), e += 8;
+  if (mask & F_FLAGS) *e++ = (unsigned char)fl;
+  if (mask & F_SEG) e = put_varint(e, seg);
+  if (p->topo) memcpy(e, p->topo, sizeof *p->topo), e += sizeof *p->topo;
+  b->len = (size_t)(e - b->data);
+  for (int k = 0; k < 4; k++)
+    if (mask >> (F_STR + k) & 1 && vhw_put_sid(b, m, s[k])) return -1;
+  m->prev = *p;
+  m->prev_seg = seg, m->prev_streamed = streamed;
+  return 0;
+}
+
+void vhw_get_rows_start(vh_part *p, uint32_t *seg, int *streamed) {
+  memset(p, 0, sizeof *p);
+  *seg = 0, *streamed = 0;
+}
+
+static inline int64_t undelta(int64_t w, uint64_t z) { return (int64_t)(U(w) + (z >> 1 ^ (0 - (z & 1)))); }
+
+/* A varint known to lie before the message's end (checked once for the row) */
+static inline uint64_t fast_varint(const unsigned char **q) {
+  const unsigned char *o = *q;
+  uint64_t v = *o & 0x7f;
+  if (*o++ & 0x80)
+    for (int sh = 7; sh < 64; sh += 7) {
+      v |= (uint64_t)(*o & 0x7f) << sh;
+      if (!(*o++ & 0x80)) break;
+    }
+  *q = o;
+  return v;
+}
+
+static void get_row_full(vd_rd *r, vh_doc *d, vh_part *p, vh_topo *topo, uint32_t *seg, int *streamed);
+
+/* Split from the rest so that a plain walk's row costs a few instructions, no more */
 void vhw_get_row(vd_rd *r, vh_doc *d, vh_part *p, vh_topo *topo, uint32_t *seg, int *streamed) {
-  rowfix x;
-  if (r->bad || (size_t)(r->end - r->p) < sizeof x) {
+  if (r->end - r->p >= 1 + 3 * MAX_VARINT && *r->p < 8 && !p->topo) { /* counts_only: the walk moves on */
+    const unsigned char *o = r->p;
+    unsigned mask = *o++;
+    p->partition = (int64_t)(U(p->partition) + 1);
+    p->point_off = (int64_t)(U(p->point_off) + U(p->n_points));
+    p->cell_off = (int64_t)(U(p->cell_off) + U(p->n_cells));
+    p->conn_off = (int64_t)(U(p->conn_off) + U(p->n_conn));
+    p->offsets_off = (int64_t)(U(p->offsets_off) + U(p->n_cells) + 1);
+    if (mask & 1) p->n_points = undelta(p->n_points, fast_varint(&o));
+    if (mask & 2) p->n_cells = undelta(p->n_cells, fast_varint(&o));
+    if (mask & 4) p->n_conn = undelta(p->n_conn, fast_varint(&o));
+    r->p = o;
+    return;
+  }
+  get_row_full(r, d, p, topo, seg, streamed);
+}
+
+__attribute__((noinline)) static void get_row_full(vd_rd *r, vh_doc *d, vh_part *p, vh_topo *topo, uint32_t *seg,
+                                                   int *streamed) {
+  uint64_t mask = get_varint(r), v[F_INTS], w[F_INTS];
+  if (r->bad || mask > F_ALL) {
     r->bad = 1;
     return;
   }
-  memcpy(&x, r->p, sizeof x);
-  r->p += sizeof x;
-  *seg = x.seg;
-  *streamed = x.flags & 1;
-  p->has_time = (x.flags & 2) != 0;
-  p->time = x.time;
-  p->step = x.v[0], p->partition = x.v[1], p->n_points = x.v[2], p->n_cells = x.v[3], p->n_conn = x.v[4];
-  p->point_off = x.v[5], p->cell_off = x.v[6], p->conn_off = x.v[7], p->offsets_off = x.v[8], p->n_trees = x.v[9];
+  ints_of(p, v), predict(p, w);
+  for (int k = 0; k < F_INTS; k++) {
+    v[k] = w[k];
+    if (mask >> k & 1) v[k] = (uint64_t)undelta((int64_t)w[k], get_varint(r));
+  }
+  p->n_points = (int64_t)v[0], p->n_cells = (int64_t)v[1], p->n_conn = (int64_t)v[2], p->partition = (int64_t)v[3];
+  p->step = (int64_t)v[4], p->point_off = (int64_t)v[5], p->cell_off = (int64_t)v[6], p->conn_off = (int64_t)v[7];
+  p->offsets_off = (int64_t)v[8], p->n_trees = (int64_t)v[9];
+  if (mask & F_TIME) {
+    if (r->end - r->p < 8) return (void)(r->bad = 1);
+    memcpy(&p->time, r->p, 8), r->p += 8;
+  }
+  if (mask & F_FLAGS) {
+    if (r->p >= r->end || *r->p > 7) return (void)(r->bad = 1);
+    unsigned fl = *r->p++;
+    *streamed = fl & 1, p->has_time = (fl & 2) != 0, p->topo = fl & 4 ? topo : NULL;
+  }
+  if (mask & F_SEG) {
+    uint64_t g = get_varint(r);
+    if (g > UINT32_MAX) return (void)(r->bad = 1);
+    *seg = (uint32_t)g;
+  }
+  if (p->topo) {
+    if ((size_t)(r->end - r->p) < sizeof *topo) return (void)(r->bad = 1);
+    memcpy(topo, r->p, sizeof *topo), r->p += sizeof *topo;
+  }
   const char **s[4] = {&p->block, &p->type, &p->source_file, &p->status};
-  for (int k = 0; k < 4; k++) {
-    uint32_t id;
-    if ((size_t)(r->end - r->p) >= 4 && (memcpy(&id, r->p, 4), id - 1 < (uint32_t)d->nstrs)) { /* a string seen before */
-      r->p += 4;
-      *s[k] = d->strs[id - 1];
-    } else {
-      *s[k] = vhw_get_sid(r, d);
-    }
-  }
-  p->topo = NULL;
-  if (x.flags & 4) {
-    if ((size_t)(r->end - r->p) < sizeof *topo) {
-      r->bad = 1;
-      return;
-    }
-    memcpy(topo, r->p, sizeof *topo);
-    r->p += sizeof *topo;
-    p->topo = topo;
-  }
+  for (int k = 0; k < 4; k++)
+    if (mask >> (F_STR + k) & 1) *s[k] = vhw_get_sid(r, d);
 }
