@@ -20,7 +20,7 @@
 #include "util/chan.h"
 #include "vtkhdf.h"
 
-#define VHP_BATCH 8192 /* partition rows the helper sends at a time, at most */
+#define VHP_BATCH 65536 /* partition rows the helper sends at a time, at most (about 4 bytes each) */
 #define VHP_FIRST 64   /* in the first batch (then twice as many each time): a LIMIT reads no more than before */
 
 typedef struct vhp_rows {
