@@ -51,8 +51,8 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps test demo bench fuzz sql clean install uninstall mutants
-all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool $(B)/azdrive
+.PHONY: all deps test demo bench fuzz sql clean install uninstall mutants vdsql-h5helper
+all: vdsql.so vdsql-h5helper $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool $(B)/azdrive
 
 deps:
 	@scripts/install-deps
@@ -64,6 +64,19 @@ vdsql.so: $(B)/vdsql.so
 else
 vdsql.so: $(B)/vdsql.so
 endif
+
+# The HDF5 helper (formats/vtkhdf/vtkhdf_helper.h): found next to the module that
+# spawns it, so it sits next to every vdsql.so (./, $(B)/, PostgreSQL's pkglibdir).
+HELPER_SRC := $(sort $(wildcard ext/h5helper/*.c))
+ifeq ($(B),build)
+vdsql-h5helper: $(B)/vdsql-h5helper
+	cp $< $@.tmp && mv -f $@.tmp $@
+else
+vdsql-h5helper: $(B)/vdsql-h5helper
+endif
+$(B)/vdsql-h5helper: $(HELPER_SRC) $(wildcard ext/h5helper/*.h) $(CORE_OBJ) $(STAMP)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(HELPER_SRC) $(CORE_OBJ) $(LDLIBS)
 
 # -z nodelete: the host (sqlite3) dlcloses extensions at exit; HDF5 keeps process-wide
 # state and exit handlers, so the library must stay mapped until the process ends
@@ -127,8 +140,9 @@ PGXS_MAKE = mkdir -p $(B)/pg && $(MAKE) --no-print-directory -C $(B)/pg -f $(CUR
 endif
 pg: $(B)/libvdsql_core.a sql
 	@$(PGXS_MAKE)
-pg-install: pg
+pg-install: pg $(B)/vdsql-h5helper
 	@$(PGXS_MAKE) install
+	install -m 0755 $(B)/vdsql-h5helper "$$($${PG_CONFIG:-pg_config} --pkglibdir)/vdsql-h5helper"
 
 # libFuzzer targets (clang only), one per parser. The core is compiled once into
 # build-fuzz/obj/ and linked into every target; UBSan findings abort (no recovery).
@@ -173,10 +187,11 @@ LIBDIR  ?= $(PREFIX)/lib
 install: vdsql.so
 	install -d $(DESTDIR)$(LIBDIR)
 	install -m 0755 vdsql.so $(DESTDIR)$(LIBDIR)/vdsql.so
+	install -m 0755 vdsql-h5helper $(DESTDIR)$(LIBDIR)/vdsql-h5helper
 	@echo "installed $(DESTDIR)$(LIBDIR)/vdsql.so: in sqlite3, .load $(if $(filter /usr /usr/,$(PREFIX)),vdsql,$(LIBDIR)/vdsql)"
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/vdsql.so
+	rm -f $(DESTDIR)$(LIBDIR)/vdsql.so $(DESTDIR)$(LIBDIR)/vdsql-h5helper
 
 clean:
-	rm -rf build build-asan build-clang build-fuzz vdsql.so sql/vdsql--*.sql
+	rm -rf build build-asan build-clang build-fuzz vdsql.so vdsql-h5helper sql/vdsql--*.sql

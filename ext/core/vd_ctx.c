@@ -49,6 +49,7 @@ vd_ctx *vd_ctx_new(void) {
 
 void vd_ctx_free(vd_ctx *ctx) {
   if (!ctx) return;
+  if (ctx->h5helper_free) ctx->h5helper_free(ctx->h5helper);
   vd_store_shutdown(ctx);
   vd_cache_free(ctx->cache);
   OPENSSL_cleanse(&ctx->cfg, sizeof ctx->cfg); /* the Azure secrets */

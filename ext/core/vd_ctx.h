@@ -73,6 +73,10 @@ typedef struct vd_ctx {
   vd_http *http; /* created on first use */
   void *lindi_writers; /* open archive writers, shared by the tables of one archive */
   void *s3_regions;    /* the region each S3 bucket answered with (store/s3_region.c) */
+  /* The HDF5 helper process of this context (formats/vtkhdf/vtkhdf_helper.h), and what
+   * ends it when the context is freed (a pointer: the context knows no format) */
+  void *h5helper;
+  void (*h5helper_free)(void *h5helper);
   /* The front end's cancel check (NULL: never): the core asks it between turns of its
    * transfers (at least every 100 ms while one is set), in its waits and long loops, and
    * then stops, releases what it holds and returns VD_INTERRUPTED. It is never called

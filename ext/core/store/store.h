@@ -190,6 +190,8 @@ void vd_ahead_close(vd_ahead *a);
 /* Direct cache access for derived documents: lookup counts a hit for url's backend. */
 vd_blob *vd_cache_lookup(vd_ctx *ctx, const char *url, const char *key);
 void vd_cache_store(vd_ctx *ctx, const char *key, vd_blob *b);
+/* A fresh entry under key, without counting a hit: a new reference, or NULL. */
+vd_blob *vd_cache_peek(vd_ctx *ctx, const char *key);
 /* Forget a cached document (after a write through vdsql). */
 void vd_store_invalidate(vd_ctx *ctx, const char *url);
 
@@ -249,6 +251,8 @@ vd_code vd_file_check_regular(const char *path, vd_err *err);
 /* The same, keeping the descriptor open with flags (O_RDONLY, O_RDWR); *st filled. */
 struct stat;
 vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *st, vd_err *err);
+/* Whether anything is at path (access F_OK): through the relay in the HDF5 helper. */
+int vd_file_exists(const char *path);
 /* The lock every vdsql writer of a local directory takes (an exclusive flock on the
  * directory, waited for at most lock_timeout, then VD_BUSY): conditional writes of the
  * file backend and the VTKHDF main-file writer. *dfd is the locked directory; closing

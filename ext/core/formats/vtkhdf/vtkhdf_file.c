@@ -212,8 +212,9 @@ vd_code vh_open(vd_ctx *ctx, const char *url, unsigned what, vh_doc *doc, vd_err
   hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
   m[0] = 0;
   if (f < 0 && !remote) vh5_msg(m, sizeof m); /* before the probe below replaces HDF5's error stack */
-  /* only to say why an open failed: the signature probe reads through HDF5's own driver */
-  htri_t ish5 = remote || f >= 0 ? 1 : H5Fis_hdf5(path);
+  /* only to say why an open failed: HDF5's signature, read through the store (the HDF5
+   * helper opens nothing itself) */
+  htri_t ish5 = remote || f >= 0 ? 1 : vh5_is_hdf5(path);
   if (remote && f < 0 && *vh_vfd_last_error()) {
     rc = vd_fail(err, VD_IO, "%s", vh_vfd_last_error());
     H5Eclear2(H5E_DEFAULT);

@@ -5,9 +5,11 @@
 #include "store/store.h"
 #include "vtkhdf_vfd.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
@@ -437,6 +439,21 @@ const char *vh5_status(vh5_state st) {
   }
 }
 
+int vh5_is_hdf5(const char *path) {
+  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  int fd, found = 0;
+  struct stat st;
+  vd_err e;
+  if (vd_file_open_regular(path, O_RDONLY, &fd, &st, &e)) return 0;
+  /* where HDF5 looks for its superblock: at 0, then at 512, 1024, 2048, ... */
+  for (off_t at = 0; !found && at + 8 <= st.st_size; at = at ? at * 2 : 512) {
+    unsigned char b[8];
+    found = pread(fd, b, 8, at) == 8 && !memcmp(b, sig, 8);
+  }
+  close(fd);
+  return found;
+}
+
 static hid_t open_file(const char *p) {
   hid_t f = H5Fopen(p, H5F_ACC_RDONLY, S.fapl >= 0 ? S.fapl : H5P_DEFAULT);
   return f;
@@ -471,7 +488,7 @@ static void probe_file(const char *p, vh5_found *out) {
       st = VH5_MISSING, exists = 0;
       snprintf(why, sizeof why, "%s: not found", shown);
     }
-  } else if (S.remote || access(p, F_OK) != 0) {
+  } else if (S.remote || !vd_file_exists(p)) {
     st = VH5_MISSING, exists = 0;
     snprintf(why, sizeof why, "%s: no such file", shown);
   }
@@ -490,7 +507,7 @@ static void probe_file(const char *p, vh5_found *out) {
     } else if (!vh_is_url(p) && vd_file_check_regular(p, &e)) { /* a FIFO would stall HDF5's probe */
       st = VH5_BAD;
       snprintf(why, sizeof why, "%s", e.msg);
-    } else if (!vh_is_url(p) && H5Fis_hdf5(p) <= 0) {
+    } else if (!vh_is_url(p) && !vh5_is_hdf5(p)) {
       st = VH5_BAD;
       snprintf(why, sizeof why, "%s: not an HDF5 file", shown);
     } else {

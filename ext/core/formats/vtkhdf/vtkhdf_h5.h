@@ -68,6 +68,9 @@ typedef enum vh5_state {
 } vh5_state;
 /* The partition status of a state: ok, missing_source, bad_source, disallowed_source */
 const char *vh5_status(vh5_state st);
+/* Whether the local file at path holds HDF5's signature where HDF5 looks for it (H5Fis_hdf5,
+ * read through the store: the HDF5 helper opens nothing itself) */
+int vh5_is_hdf5(const char *path);
 
 /* What vh5_resolve found */
 typedef struct vh5_found {

@@ -55,8 +55,26 @@ extern const char *const vm_layout_names[3];
 
 void vm_info_free(vm_info *in);
 /* Reads what file holds (through vh_open for Type, partitions and arrays; HDF5 for the
- * datasets' types and shapes) and checks it suits the layout on its own. */
+ * datasets' types and shapes) and checks it suits the layout on its own. The parts are
+ * the user's files: vm_inspect asks the HDF5 helper (vtkhdf_main_proxy.c), which runs
+ * vm_inspect_here (vtkhdf_main_part.c). */
 vd_code vm_inspect(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, vd_err *err);
+vd_code vm_inspect_here(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, vd_err *err);
+
+/* A member as an existing main file names it (vtkhdf_main_load.c) */
+typedef struct vm_found {
+  char *stored; /* as stored: relative to the main file, or absolute */
+  int64_t step; /* VD_INT_NULL but for timesteps */
+  double time;
+  int has_time;
+  char *block;  /* composite */
+} vm_found;
+void vm_found_free(vm_found *f, int n);
+/* The members main file mp (shown as shown) names in layout lay, read with HDF5: in the
+ * helper (vm_load_scan), asked for by the parent (vm_load_read, vtkhdf_main_proxy.c):
+ * the file on disk may be anyone's. */
+vd_code vm_load_scan(vd_ctx *ctx, const char *mp, const char *shown, vm_layout lay, vm_found **out, int *n, vd_err *err);
+vd_code vm_load_read(vd_ctx *ctx, const char *mp, const char *shown, vm_layout lay, vm_found **out, int *n, vd_err *err);
 /* Checks member m against ref (the first member): same Type, arrays of the same shape,
  * same NSteps for composites, the same image geometry. */
 vd_code vm_check_pair(vm_layout lay, const vm_member *ref, const vm_member *m, vd_err *err);

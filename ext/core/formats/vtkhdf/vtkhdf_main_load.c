@@ -3,7 +3,9 @@
  * of /VTKHDF in creation order (composite), or the mappings of one virtual dataset in
  * row order (NumberOfPoints; an ImageData's first array), each naming one member, with
  * the step found from Steps/PartOffsets (or the slice of the time axis) and the time
- * from Steps/Values. A file that is not such a main file is refused, never replaced. */
+ * from Steps/Values. A file that is not such a main file is refused, never replaced. The
+ * file on disk may be anyone's: HDF5 reads it in the helper (vm_load_scan, asked for by
+ * vm_load through vm_load_read); this process only adds the members it names. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +50,29 @@ static vd_code add(vm_table *t, const char *stored, int64_t step, double time, i
   return VD_OK;
 }
 
+/* What the main file names, as read in the helper */
+typedef struct found_list {
+  vm_found *v;
+  int n, cap;
+} found_list;
+
+static vd_code keep_found(found_list *l, const char *stored, int64_t step, double time, int has_time, const char *block,
+                     vd_err *err) {
+  if (l->n == l->cap) {
+    int nc = l->cap ? l->cap * 2 : 16;
+    void *p = realloc(l->v, (size_t)nc * sizeof *l->v);
+    if (!p) return vd_nomem(err);
+    l->v = p, l->cap = nc;
+  }
+  vm_found *f = &l->v[l->n];
+  *f = (vm_found){strdup(stored), step, time, has_time, block ? strdup(block) : NULL};
+  if (!f->stored || (block && !f->block)) return free(f->stored), free(f->block), vd_nomem(err);
+  l->n++;
+  return VD_OK;
+}
+
 typedef struct {
-  vm_table *t;
+  found_list *l;
   vd_err *err;
   vd_code rc;
 } walk;
@@ -59,7 +82,7 @@ static herr_t on_link(hid_t g, const char *name, const H5L_info_t *li, void *arg
   if (li->type != H5L_TYPE_EXTERNAL) return 0; /* Assembly */
   char *file, *obj;
   if (vh5_external_target(g, name, &file, &obj)) return 0;
-  w->rc = add(w->t, file, VD_INT_NULL, 0, 0, name, w->err);
+  w->rc = keep_found(w->l, file, VD_INT_NULL, 0, 0, name, w->err);
   free(file), free(obj);
   return w->rc ? 1 : 0;
 }
@@ -109,8 +132,7 @@ static void *read_steps(hid_t s, const char *name, hid_t mtype, size_t each, int
   return v;
 }
 
-static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
-  const char *mp = t->path; /* as given, for messages */
+static vd_code load_vds(found_list *fl, vm_layout lay, const char *mp, hid_t g, vd_err *err) {
   char path[600];
   int image = H5Lexists(g, "NumberOfPoints", H5P_DEFAULT) <= 0;
   if (!image) strcpy(path, "NumberOfPoints");
@@ -152,7 +174,7 @@ static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
   int64_t npo = 0, nnp = 0, nval = 0;
   int64_t *po = NULL, *np = NULL;
   double *val = NULL;
-  if (!rc && t->layout == VM_TIMESTEPS) {
+  if (!rc && lay == VM_TIMESTEPS) {
     hid_t s = H5Gopen2(g, "Steps", H5P_DEFAULT);
     if (s >= 0) {
       po = read_steps(s, "PartOffsets", H5T_NATIVE_INT64, 8, &npo);
@@ -165,7 +187,7 @@ static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
   }
   for (size_t i = 0; i < nm && !rc; i++) {
     int64_t step = VD_INT_NULL;
-    if (t->layout == VM_TIMESTEPS) {
+    if (lay == VM_TIMESTEPS) {
       if (image) step = ms[i].start;
       else
         for (int64_t k = 0; k < npo; k++)
@@ -175,7 +197,7 @@ static vd_code load_vds(vm_table *t, hid_t g, vd_err *err) {
         break;
       }
     }
-    rc = add(t, ms[i].file, step, step == VD_INT_NULL ? 0 : val[step], step != VD_INT_NULL, NULL, err);
+    rc = keep_found(fl, ms[i].file, step, step == VD_INT_NULL ? 0 : val[step], step != VD_INT_NULL, NULL, err);
   }
   for (size_t i = 0; ms && i < nm; i++) free(ms[i].file);
   free(ms), free(po), free(np), free(val);
@@ -206,38 +228,30 @@ static int is_main(hid_t g, vm_layout found) {
   return v;
 }
 
-vd_code vm_load(vm_table *t, vd_err *err) {
-  char *mp = malloc(strlen(t->dir) + strlen(t->base) + 2);
-  if (!mp) return vd_nomem(err);
-  sprintf(mp, "%s/%s", strcmp(t->dir, "/") ? t->dir : "", t->base);
-  struct stat st;
-  if (stat(mp, &st)) { /* a new main file, made at the first commit */
-    free(mp);
-    return VD_OK;
-  }
-  vd_code rc = vd_file_check_regular(mp, err);
-  if (rc) return free(mp), rc;
+vd_code vm_load_scan(vd_ctx *ctx, const char *mp, const char *shown, vm_layout lay, vm_found **out, int *n, vd_err *err) {
+  found_list fl = {0};
+  vd_code rc = VD_OK;
+  *out = NULL, *n = 0;
   vh_h5scope quiet; /* HDF5 prints its errors otherwise; the core never prints */
   vh_h5_enter(&quiet, NULL, 0, NULL);
   /* the reader's local driver: reads counted in vdsql_stats, regular files only */
-  hid_t fapl = vh_local_fapl(t->ctx);
+  hid_t fapl = vh_local_fapl(ctx);
   if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
   hid_t f = H5Fopen(mp, H5F_ACC_RDONLY, fapl);
   hid_t g = f >= 0 && H5Lexists(f, "VTKHDF", H5P_DEFAULT) > 0 ? H5Gopen2(f, "VTKHDF", H5P_DEFAULT) : -1;
   char *type = g >= 0 ? vh5_attr_str(g, "Type") : NULL;
   int has_steps = g >= 0 && H5Lexists(g, "Steps", H5P_DEFAULT) > 0;
   vm_layout found = type && !strcmp(type, "PartitionedDataSetCollection") ? VM_COMPOSITE : has_steps ? VM_TIMESTEPS : VM_PARTITIONS;
-  const char *shown = t->path;
   if (f < 0) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not an HDF5 file; refusing to replace it", shown);
   else if (!type) rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s exists and is not a VTKHDF file; refusing to replace it", shown);
   else if (!is_main(g, found))
     rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s is not a multi-file main file (a %s%s); refusing to replace it", shown,
                  type, found == VM_COMPOSITE ? " without external links" : " without virtual datasets");
-  else if (found != t->layout)
+  else if (found != lay)
     rc = vd_fail(err, VD_INVALID, "vtkhdf_main: %s holds a '%s' assembly, not '%s'", shown, vm_layout_names[found],
-                 vm_layout_names[t->layout]);
-  else if (t->layout == VM_COMPOSITE) {
-    walk w = {t, err, VD_OK};
+                 vm_layout_names[lay]);
+  else if (lay == VM_COMPOSITE) {
+    walk w = {&fl, err, VD_OK};
     hsize_t idx = 0;
     /* creation order, as VTK reads it; name order when it was not tracked */
     if (H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, on_link, &w) < 0 && !w.rc) {
@@ -247,12 +261,32 @@ vd_code vm_load(vm_table *t, vd_err *err) {
     }
     rc = w.rc;
   } else
-    rc = load_vds(t, g, err);
+    rc = load_vds(&fl, lay, shown, g, err);
   free(type);
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   H5Pclose(fapl);
   vh_h5_leave(&quiet);
+  if (rc) vm_found_free(fl.v, fl.n);
+  else *out = fl.v, *n = fl.n;
+  return rc;
+}
+
+vd_code vm_load(vm_table *t, vd_err *err) {
+  char *mp = malloc(strlen(t->dir) + strlen(t->base) + 2);
+  if (!mp) return vd_nomem(err);
+  sprintf(mp, "%s/%s", strcmp(t->dir, "/") ? t->dir : "", t->base);
+  struct stat st;
+  if (stat(mp, &st)) { /* a new main file, made at the first commit */
+    free(mp);
+    return VD_OK;
+  }
+  vm_found *f = NULL;
+  int n = 0;
+  vd_code rc = vd_file_check_regular(mp, err);
+  if (!rc) rc = vm_load_read(t->ctx, mp, t->path, t->layout, &f, &n, err);
+  for (int i = 0; i < n && !rc; i++) rc = add(t, f[i].stored, f[i].step, f[i].time, f[i].has_time, f[i].block, err);
+  vm_found_free(f, n);
   free(mp);
   return rc;
 }

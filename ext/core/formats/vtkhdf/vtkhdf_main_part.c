@@ -1,6 +1,7 @@
 /* vtkhdf_main: what one part file holds, read through the VTKHDF reader (vh_open: Type,
- * partition counts, arrays) plus each mapped dataset's HDF5 type and shape, and the
- * checks that make a set of parts one dataset. Errors name the part and the difference. */
+ * partition counts, arrays) plus each mapped dataset's HDF5 type and shape (in the HDF5
+ * helper: vtkhdf_main_proxy.c asks for it), and the checks that make a set of parts one
+ * dataset. Errors name the part and the difference. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static vd_code geometry(hid_t g, vm_info *in, const char *file, vd_err *err) {
   return VD_OK;
 }
 
-vd_code vm_inspect(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, vd_err *err) {
+vd_code vm_inspect_here(vd_ctx *ctx, vm_layout lay, const char *file, vm_info **out, vd_err *err) {
   *out = NULL;
   vm_info *in = calloc(1, sizeof *in);
   if (!in) return vd_nomem(err);

@@ -16,7 +16,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "store/cache.h"
 #include "store/store.h"
 
 #define BLOCK (64 * 1024)
@@ -117,7 +116,7 @@ static char *whole_key(const char *url) {
 
 static vd_blob *cached_whole(vd_ctx *ctx, const char *url, int count) {
   char *k = whole_key(url);
-  vd_blob *b = !k ? NULL : count ? vd_cache_lookup(ctx, url, k) : vd_cache_get(ctx->cache, k, ctx->cfg.cache_ttl);
+  vd_blob *b = !k ? NULL : count ? vd_cache_lookup(ctx, url, k) : vd_cache_peek(ctx, k);
   free(k);
   return b;
 }

@@ -34,11 +34,11 @@ static vd_code next_sub(vh_cur *c, vd_err *err) {
   }
   c->sub = 0;
   do {
-    vd_code rc = vh_rows_next(&c->rows, err);
+    vd_code rc = vhp_rows_next(&c->rows, err);
     if (rc) return rc;
     /* a streamed leaf's rows all make as many sub-rows as its first one (the same type
      * and arrays): none, and the rest of the leaf is skipped unread */
-    if (!c->rows.eof && !(c->nsub = subrows(c)) && vh_rows_streamed(&c->rows)) vh_rows_skip_leaf(&c->rows);
+    if (!c->rows.eof && !(c->nsub = subrows(c)) && vhp_rows_streamed(&c->rows)) vhp_rows_skip_leaf(&c->rows);
   } while (!c->rows.eof && !c->nsub);
   return VD_OK;
 }
@@ -52,15 +52,16 @@ vd_code vh_cur_open(vd_ctx *ctx, const char *rel, const vd_value *a, unsigned wh
   c->fan = fan;
   c->rows.doc = &c->doc;
   c->rows.eof = 1;
+  c->doc.file = -1;
   if (a[0].type == VD_NULL) return VD_OK;
   char *path = vd_value_strdup(&a[0]);
   if (!path) return vd_fail(err, VD_INVALID, "%s: the url must be text", rel);
-  vd_code rc = vh_open(ctx, path, what, &c->doc, err);
+  vd_code rc = vhp_open(ctx, path, what, &c->doc, &c->rows, err);
   free(path);
   if (rc) return rc;
   if (what & VH_PARTS) {
     c->rows.eof = 0;
-    rc = fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+    rc = fan ? next_sub(c, err) : vhp_rows_next(&c->rows, err);
     if (rc) vh_err_redact(err); /* the last guard: no URL secret leaves in a message */
     return rc;
   }
@@ -76,7 +77,7 @@ vd_code vh_cur_next(void *cur, vd_err *err) {
     c->row++;
     return VD_OK;
   }
-  vd_code rc = c->fan ? next_sub(c, err) : vh_rows_next(&c->rows, err);
+  vd_code rc = c->fan ? next_sub(c, err) : vhp_rows_next(&c->rows, err);
   if (rc) vh_err_redact(err);
   return rc;
 }
@@ -88,6 +89,7 @@ int vh_cur_eof(void *cur) {
 int64_t vh_cur_rowid(void *cur) { return ((vh_cur *)cur)->rowid; }
 void vh_cur_close(void *cur) {
   if (!cur) return;
-  vh_doc_free(&((vh_cur *)cur)->doc);
-  free(cur);
+  vh_cur *c = cur;
+  vhp_close(&c->doc, &c->rows);
+  free(c);
 }

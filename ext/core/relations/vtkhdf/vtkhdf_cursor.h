@@ -1,10 +1,11 @@
-/* The cursor every vtkhdf_* relation shares: the file is opened once per scan into a
- * vh_doc (only the parts that relation needs). vtkhdf_partitions and vtkhdf_topologies
+/* The cursor every vtkhdf_* relation shares: the file is opened once per scan (in the
+ * HDF5 helper process: vtkhdf_helper.h) into a vh_doc (only the parts that relation needs). vtkhdf_partitions and vtkhdf_topologies
  * walk rows that are made as they are read (vh_rows); the others walk arrays in memory. */
 #ifndef VD_VTKHDF_CURSOR_H
 #define VD_VTKHDF_CURSOR_H
 
 #include "formats/vtkhdf/vtkhdf.h"
+#include "formats/vtkhdf/vtkhdf_helper.h"
 #include "vd_catalog.h"
 
 /* How many rows a relation makes of each partition row */
@@ -14,7 +15,7 @@ typedef struct vh_cur {
   vh_doc doc;
   unsigned what;
   int row, nrows;         /* in-memory relations */
-  vh_rows rows;           /* VH_PARTS */
+  vhp_rows rows;          /* VH_PARTS: made in the HDF5 helper */
   int fan;                /* VH_FAN_*: the partition rows fan out into sub-rows */
   int sub, nsub;          /* the current sub-row of the current partition row, and how many */
   const vh_leafarrs *la;  /* VH_FAN_STARTS: the current row's leaf arrays */
