@@ -35,6 +35,8 @@ DIRECT_FILE = "DIRECT_STORES=file tests/openvds/direct.t"
 DIRECT_S3 = "DIRECT_STORES=s3 tests/openvds/direct.t"
 # batched deletes with the counts that tell batch sizes apart (1001: 2 S3, 4 Azure requests)
 DELMANY = "DELMANY_COUNTS='1 1001' tests/store/delete_many.t"
+# savepoints around vds_chunks INSERTs (issue 29, item 1), on local files alone
+SP_FILE = "SP_STORES=file tests/openvds/savepoints.t"
 
 MUTANTS = [
     # ---- OpenVDS reader
@@ -75,6 +77,24 @@ MUTANTS = [
          replace="return x->bytes || x->zero || x->zero_staged;",
          why="a chunk put at its key is copied from a staging object it never had: every plain INSERT's COMMIT fails",
          suites=["tests/openvds/write.t"]),
+    # ---- savepoints around vds_chunks INSERTs (issue 29, item 1)
+    dict(name="vds_undo_keeps_entry", file="**/openvds_writer.c",
+         find="    w->st[i] = x;\n    return VD_OK;",
+         replace="    (void)x;\n    return VD_OK;",
+         why="ROLLBACK TO leaves a chunk put again after the savepoint as the inner level wrote it: the undo does not "
+             "restore the previous entry",
+         suites=[SP_FILE]),
+    dict(name="vds_reput_same_name", file="**/openvds_writer.c",
+         find="if (here >= 0 || gone_at(w, chunk) >= 0) p.v = ++w->nver;",
+         replace="if (0) p.v = ++w->nver;",
+         why="a chunk put again in its transaction overwrites its first staged version, which an outer savepoint "
+             "level still needs",
+         suites=[SP_FILE]),
+    dict(name="vds_undone_direct_kept", file="**/openvds_writer.c",
+         find="  if (at_key) return take_back(w, u->chunk);",
+         replace="  if (0) return take_back(w, u->chunk);",
+         why="objects that puts undone by ROLLBACK TO put at their chunk keys are never taken back",
+         suites=[SP_FILE]),
     dict(name="vds_direct_no_fallback_file", file="**/putq.c",
          find="    if (rc == VD_PRECONDITION && fallback) {",
          replace="    if (0) {",

@@ -206,7 +206,7 @@ static vd_code put_in_place(held *h, const char *url, const char *layer, int rec
     for (int i = 0; i < m && !rc; i++) {
       const vds_plan_chunk *x = &r->chunks[at + i];
       if (x->skipped || !has_stage(x)) continue;
-      char *dst = vds_chunk_key_url(url, layer, x->chunk), *src = vds_stage_url(url, layer, r->tx, x->chunk);
+      char *dst = vds_chunk_key_url(url, layer, x->chunk), *src = vds_stage_url(url, layer, r->tx, x->chunk, x->v);
       if (!dst || !src) {
         free(dst);
         free(src);
@@ -269,7 +269,7 @@ static vd_code stage_delete(vd_ctx *ctx, const char *url, const char *layer, con
     }
     for (int i = 0; i < m; i++) {
       if (!has_stage(&plan[at + i])) continue;
-      if (!(d[k].url = vds_stage_url(url, layer, tx, plan[at + i].chunk))) {
+      if (!(d[k].url = vds_stage_url(url, layer, tx, plan[at + i].chunk, plan[at + i].v))) {
         if (!rc) rc = vd_nomem(err);
         break;
       }
@@ -402,7 +402,7 @@ static int staged_probe(vd_ctx *ctx, const char *url, const char *layer, const c
                         int n) {
   for (int i = 0; i < n; i++) {
     if (!has_stage(&plan[i])) continue;
-    char *su = vds_stage_url(url, layer, tx, plan[i].chunk);
+    char *su = vds_stage_url(url, layer, tx, plan[i].chunk, plan[i].v);
     vd_objinfo info = {0};
     vd_err e;
     vd_code rc = su ? vd_head(ctx, su, &info, &e) : VD_NOMEM;
@@ -462,7 +462,7 @@ static vd_code stage_zeros(vd_ctx *ctx, const char *url, const char *layer, cons
   for (int i = 0; i < n && !rc; i++) {
     if (!plan[i].zero || plan[i].zero_staged) continue;
     if ((rc = vds_meta_encode(plan[i].raw, 8, meta[m], sizeof meta[m], err))) break;
-    if (!(rq[m].url = vds_stage_url(url, layer, tx, plan[i].chunk))) {
+    if (!(rq[m].url = vds_stage_url(url, layer, tx, plan[i].chunk, plan[i].v))) {
       rc = vd_nomem(err);
       break;
     }

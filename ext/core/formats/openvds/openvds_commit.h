@@ -2,7 +2,9 @@
  * on stores that have no transactions (docs/openvds.md, "How writes stay whole").
  *
  * - While the transaction is open its chunk objects go to a staging folder no reader
- *   looks at: <dataset>/.vdsql/<layer>/<tx>/<chunk>. ROLLBACK deletes them.
+ *   looks at: <dataset>/.vdsql/<layer>/<tx>/<chunk> (a chunk put again in the same
+ *   transaction: <chunk>.<v>, never over a version a savepoint may return to). ROLLBACK
+ *   deletes them.
  * - One commit record per layer, <dataset>/.vdsql/<layer>/commit, serialises the commits
  *   of every writer: it is "free" (or absent) or holds one writer's "commit". A writer
  *   reads it, reads LayerStatus and the pages it will change (fresh, never from the
@@ -48,10 +50,14 @@ typedef struct vds_plan_chunk {
                            object can never be taken for the chunk again */
   int zero_staged;      /* out: that empty object is staged (it goes in place as a copy, fenced
                            like every other; ROLLBACK deletes it) */
+  int v;                /* the staged object's version: 0 for a chunk's first put in the
+                           transaction, then a per-transaction counter, so that a put after a
+                           savepoint never overwrites the staged copy an outer level holds */
 } vds_plan_chunk;
 
-/* The staging URL of chunk in transaction tx (malloc'd). */
-char *vds_stage_url(const char *url, const char *layer, const char *tx, int64_t chunk);
+/* The staging URL of version v of chunk in transaction tx (malloc'd):
+ * .vdsql/<layer>/<tx>/<chunk>, or <chunk>.<v> when v > 0. */
+char *vds_stage_url(const char *url, const char *layer, const char *tx, int64_t chunk, int v);
 /* A new transaction id: 16 random hex digits. */
 vd_code vds_new_tx(char tx[17], vd_err *err);
 

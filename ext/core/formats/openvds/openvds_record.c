@@ -184,6 +184,7 @@ static char *record_text(const record *r, double lease) {
       cJSON_AddItemToArray(p, cJSON_CreateString(h));
       cJSON_AddItemToArray(p, num(x->zero ? -1 : x->bytes)); /* -1: an empty object with the hash */
       if (x->direct) cJSON_AddItemToArray(p, cJSON_CreateString("direct")); /* its object is in place already */
+      else if (x->v > 0) cJSON_AddItemToArray(p, num(x->v)); /* its staged object's version (<chunk>.<v>) */
       cJSON_AddItemToArray(k, p);
     }
   }
@@ -260,14 +261,20 @@ static vd_code parse_record(const char *text, size_t len, const char *where, rec
       if (rc) break;
       vds_plan_chunk *x = &r->chunks[r->n];
       const cJSON *h = cJSON_GetArrayItem(it, 1), *d = cJSON_GetArrayItem(it, 3);
-      int size = cJSON_GetArraySize(it);
+      int size = cJSON_GetArraySize(it), direct = size == 4 && cJSON_IsString(d);
+      int64_t v = 0;
+      /* the 4th element: "direct" (a data object at its key), or the staged object's
+       * version v >= 1 (records of earlier versions have neither) */
       if ((size != 3 && size != 4) || !cJSON_IsString(h) || unhex8(h->valuestring, x->raw) ||
           as_int(cJSON_GetArrayItem(it, 0), &x->chunk) || as_int(cJSON_GetArrayItem(it, 2), &x->bytes) ||
-          x->chunk < 0 || x->bytes < -1 || (size == 4 && !(cJSON_IsString(d) && strcmp(d->valuestring, "direct") == 0 &&
-                                                            x->bytes > 0)))
-        rc = bad_record(where, "a chunks item is no [chunk, entry, bytes] or [chunk, entry, bytes, \"direct\"]", err);
+          x->chunk < 0 || x->bytes < -1 ||
+          (direct && !(strcmp(d->valuestring, "direct") == 0 && x->bytes > 0)) ||
+          (size == 4 && !direct && (as_int(d, &v) || v < 1 || v > 2147483647)))
+        rc = bad_record(where, "a chunks item is no [chunk, entry, bytes], [chunk, entry, bytes, \"direct\"] or "
+                        "[chunk, entry, bytes, version]", err);
       else {
-        x->direct = size == 4;
+        x->direct = direct;
+        x->v = (int)v;
         if (x->bytes < 0) x->bytes = 0, x->zero = 1;
         r->n++;
       }
@@ -292,9 +299,10 @@ char *rec_url(const char *url, const char *layer) {
   return vd_url_join(url, name);
 }
 
-char *vds_stage_url(const char *url, const char *layer, const char *tx, int64_t chunk) {
+char *vds_stage_url(const char *url, const char *layer, const char *tx, int64_t chunk, int v) {
   char name[400];
-  snprintf(name, sizeof name, ".vdsql/%s/%s/%" PRId64, layer, tx, chunk);
+  if (v > 0) snprintf(name, sizeof name, ".vdsql/%s/%s/%" PRId64 ".%d", layer, tx, chunk, v);
+  else snprintf(name, sizeof name, ".vdsql/%s/%s/%" PRId64, layer, tx, chunk);
   return vd_url_join(url, name);
 }
 

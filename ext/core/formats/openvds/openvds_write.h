@@ -34,11 +34,14 @@ const vds_dataset *vds_writer_dataset(const vds_writer *w);
  * (whose row the front end then skips); OR REPLACE replaces it. */
 vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, int conflict, vd_err *err);
 vd_code vds_writer_commit(vds_writer *w, vd_err *err);
-/* Chunks put so far in this transaction (savepoint bookkeeping). */
-int64_t vds_writer_count(const vds_writer *w);
-/* Makes commit refuse with err (rollback clears it). */
-void vds_writer_poison(vds_writer *w, const vd_err *err);
 void vds_writer_rollback(vds_writer *w);
+/* Savepoint n (0, 1, ... nested; SQLite's numbering) begins now; levels below it not
+ * marked yet begin now too. rollback_to(n) takes back exactly the chunks put since it
+ * began (uploads in flight settled first), savepoint n staying open; release(n) ends
+ * savepoints n and above, keeping what they put. */
+void vds_writer_savepoint(vds_writer *w, int n);
+void vds_writer_rollback_to(vds_writer *w, int n);
+void vds_writer_release(vds_writer *w, int n);
 
 /* The object OpenVDS stores for a chunk of shape s (section 9: 24-byte descriptor,
  * then the payload as method says); dims is the descriptor's dimensionality. */

@@ -12,7 +12,17 @@
  * was uploaded. The first upload that fails stops the queue (nothing more is sent); the
  * statement that finds it fails naming the object's URL, and so does COMMIT, before
  * anything is in place. A chunk written again while its first PUT is still on its way
- * waits for it: two PUTs of one key in flight could land in either order. */
+ * waits for it: two PUTs of one key in flight could land in either order.
+ *
+ * Savepoints (SQL's SAVEPOINT / ROLLBACK TO, PostgreSQL's subtransactions and exception
+ * blocks, SQLite's statement savepoints): while one is open every put appends to an
+ * undo log the chunk's staged-list entry before it (or its absence); ROLLBACK TO settles
+ * the uploads in flight, then restores those entries in reverse, so that the plan is
+ * exactly what it was at the savepoint. That works only because nothing an outer level
+ * still needs is ever overwritten or deleted before the transaction ends: a chunk put
+ * again gets a new staged name (<chunk>.<v>), the versions it supersedes are deleted in
+ * one batch after COMMIT or ROLLBACK, and an object put at a chunk's key by a put that
+ * was undone is taken back under the commit record like any other (clean_keys). */
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +44,22 @@ typedef struct pending {
   unsigned char raw[8];
   int conflict;
   int direct; /* put at the chunk's key create-only, staged only if something is there */
+  int v;      /* the staged name's version (vds_plan_chunk.v) */
 } pending;
+
+/* One put while a savepoint is open: the chunk's entry in st before it (had: there was
+ * one), what ROLLBACK TO restores. */
+typedef struct undo {
+  int64_t chunk;
+  int had;
+  vds_plan_chunk before;
+} undo;
+
+/* A staged object this transaction made (every version, superseded ones included). */
+typedef struct version {
+  int64_t chunk;
+  int v;
+} version;
 
 struct vds_writer {
   vd_ctx *ctx;
@@ -50,7 +75,16 @@ struct vds_writer {
   vds_plan_chunk *st; /* chunks of this transaction whose object is staged (or constant) */
   int nst, cst;
   vd_strmap at;       /* chunk (decimal) -> its place in st: O(1) per row however many */
-  int64_t puts;   /* chunks put in this transaction */
+  undo *log;          /* puts since the outermost open savepoint */
+  int nlog, clog;
+  int *marks;         /* savepoint n began at log length marks[n] (0 .. nmarks - 1) */
+  int nmarks, cmarks;
+  version *made;      /* every staged object of the transaction: what its end deletes */
+  int nmade, cmade;
+  int nver;           /* the last version number given */
+  vd_strmap gone;     /* chunks a ROLLBACK TO took out of st (1: their key may hold ours) */
+  vds_plan_chunk *back; /* those whose key may hold an object of this transaction */
+  int nback, cback;
   int64_t t0;     /* when its first object was put (seconds since the epoch) */
   int keys;       /* an object of this transaction went (or may have gone) to a chunk's key */
   int dirs;       /* the layer's and the staging's directories are made (local datasets) */
@@ -95,7 +129,12 @@ void vds_writer_close(vds_writer *w) {
   vds_writer_rollback(w);
   free(w->fly);
   free(w->st);
+  free(w->log);
+  free(w->marks);
+  free(w->made);
+  free(w->back);
   vd_strmap_free(&w->at);
+  vd_strmap_free(&w->gone);
   vds_pages_close(w->pages);
   vds_close(w->ds);
   free(w->url);
@@ -173,6 +212,26 @@ static int staged_at(const vds_writer *w, int64_t chunk) {
   return vd_strmap_get(&w->at, key);
 }
 
+/* What a ROLLBACK TO left of a chunk it took out of st: -1 nothing, 0 out, 1 out with an
+ * object of ours maybe at its key. */
+static int gone_at(const vds_writer *w, int64_t chunk) {
+  char key[24];
+  snprintf(key, sizeof key, "%lld", (long long)chunk);
+  return vd_strmap_get(&w->gone, key);
+}
+
+/* *arr (of *cap items of size bytes) holding at least need items, or NULL. */
+static void *grow(void *arr, int *cap, size_t size, int need) {
+  void **a = arr;
+  if (need <= *cap) return *a;
+  int c = *cap ? 2 * *cap : 64;
+  while (c < need) c *= 2;
+  void *n = realloc(*a, (size_t)c * size);
+  if (!n) return NULL;
+  *a = n, *cap = c;
+  return n;
+}
+
 /* Records a chunk as staged (a later put of the same chunk replaces it): its object,
  * p->bytes long, is in the staging folder (none when 0: a constant chunk), or at its key
  * when p->direct and the create-only put was not refused (fell: it was, and went to the
@@ -182,6 +241,21 @@ static int staged_at(const vds_writer *w, int64_t chunk) {
 static vd_code add_staged(vds_writer *w, const pending *p, int fell, vd_err *err) {
   int i = staged_at(w, p->chunk), key = p->direct && fell;
   if (i >= 0) key |= w->st[i].at_key || w->st[i].direct;
+  else { /* a put that a ROLLBACK TO undid may have left our object at the key: this
+          * entry takes it back (clean_keys), not the list of undone ones */
+    char ck[24];
+    int g = gone_at(w, p->chunk);
+    snprintf(ck, sizeof ck, "%lld", (long long)p->chunk);
+    if (g > 0) {
+      key = 1;
+      w->back[g - 1].chunk = -1;
+      if (vd_strmap_put(&w->gone, ck, 0)) return vd_nomem(err);
+    }
+  }
+  if (p->bytes && (!p->direct || fell)) { /* staged: deleted when the transaction ends */
+    if (!grow(&w->made, &w->cmade, sizeof *w->made, w->nmade + 1)) return vd_nomem(err);
+    w->made[w->nmade++] = (version){p->chunk, p->v};
+  }
   if (i < 0) {
     if (w->nst == w->cst) {
       int cap = w->cst ? 2 * w->cst : 64;
@@ -202,6 +276,7 @@ static vd_code add_staged(vds_writer *w, const pending *p, int fell, vd_err *err
   x->mode = p->conflict;
   x->direct = p->direct && !fell;
   x->at_key = key;
+  x->v = p->v;
   w->keys |= x->direct || x->at_key;
   return VD_OK;
 }
@@ -338,12 +413,26 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
    * could commit the chunk before this one, its copy replacing this object, which this
    * transaction would then still have to publish. */
   pending p = {.chunk = chunk, .conflict = conflict, .direct = conflict != VDS_ON_REPLACE};
+  /* a chunk's first put takes the plain staged name; any later one (also after a ROLLBACK
+   * TO took the first back: its object is still there until the transaction ends) a new
+   * version, so that no staged object a savepoint may return to is ever overwritten */
+  int here = staged_at(w, chunk);
+  if (here >= 0 || gone_at(w, chunk) >= 0) p.v = ++w->nver;
+  /* the undo log, only while a savepoint is open (a transaction without one keeps none);
+   * an earlier put of the chunk has finished (waited for above), so st says what it did */
+  if (w->nmarks) {
+    if (!grow(&w->log, &w->clog, sizeof *w->log, w->nlog + 1)) return vd_nomem(err);
+    undo *u = &w->log[w->nlog];
+    memset(u, 0, sizeof *u);
+    u->chunk = chunk;
+    if ((u->had = here >= 0)) u->before = w->st[here];
+  }
   char *url = NULL, *key = NULL, meta[40];
   vd_buf body = {0};
   uint64_t hash = constant_hash(ch, &s, data, len);
   if (!hash) { /* data: an object with a random hash, staged */
     if ((rc = random_hash(&hash, err))) return rc;
-    if (!(url = vds_stage_url(w->ds->url, l->name, w->tx, chunk))) return vd_nomem(err);
+    if (!(url = vds_stage_url(w->ds->url, l->name, w->tx, chunk, p.v))) return vd_nomem(err);
     if (p.direct && !(key = vds_chunk_key_url(w->ds->url, l->name, chunk))) {
       free(url);
       return vd_nomem(err);
@@ -353,21 +442,16 @@ vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t le
   }
   vds_entry_encode(p.raw, 8, hash, 0, NULL);
   if ((rc = vds_meta_encode(p.raw, 8, meta, sizeof meta, err))) goto out;
-  w->puts++; /* from here on the transaction may have changed, whatever comes back */
+  if (w->nmarks) w->nlog++; /* from here on the transaction may have changed, whatever comes back */
   if (!w->t0) w->t0 = (int64_t)time(NULL);
   if (url) {
     rc = upload(w, &p, url, key, &body, meta, err);
   } else {
+    /* a constant chunk has no object; one staged earlier in this transaction stays
+     * until the transaction ends (a savepoint may return to it), then goes with the
+     * other superseded versions */
     p.direct = 0;
-    /* a constant chunk has no object: one staged earlier in this transaction goes, or
-     * the staging folder would keep it after COMMIT */
-    int i = staged_at(w, chunk);
-    if (i >= 0 && w->st[i].bytes && !w->st[i].direct) {
-      char *old = vds_stage_url(w->ds->url, l->name, w->tx, chunk);
-      rc = old ? vd_delete(w->ctx, old, err) : vd_nomem(err);
-      free(old);
-    }
-    if (!rc) rc = add_staged(w, &p, 0, err);
+    rc = add_staged(w, &p, 0, err);
   }
 out:
   free(url);
@@ -385,7 +469,9 @@ static void reset(vds_writer *w) {
   vd_strmap_free(&w->at);
   memset(&w->at, 0, sizeof w->at);
   w->failed = VD_OK;
-  w->puts = 0;
+  w->nlog = w->nmarks = w->nmade = w->nver = w->nback = 0;
+  vd_strmap_free(&w->gone);
+  memset(&w->gone, 0, sizeof w->gone);
   w->t0 = 0;
   w->keys = 0;
   w->dirs = 0;
@@ -399,12 +485,14 @@ static void reset(vds_writer *w) {
  * vds_repair deletes it once older than stage_ttl. */
 static void clean_keys(vds_writer *w, int all) {
   if (!w->keys) return;
-  vds_plan_chunk *c = malloc((size_t)w->nst * sizeof *c);
+  vds_plan_chunk *c = malloc(((size_t)w->nst + w->nback + 1) * sizeof *c);
   int n = 0;
   for (int i = 0; c && i < w->nst; i++) {
     const vds_plan_chunk *x = &w->st[i];
     if ((x->direct || x->at_key) && (all || x->skipped || (!x->direct && !x->bytes && !x->zero))) c[n++] = *x;
   }
+  for (int i = 0; c && i < w->nback; i++) /* put by puts a ROLLBACK TO undid: never published */
+    if (w->back[i].chunk >= 0) c[n++] = w->back[i];
   vd_err e;
   if (c) vds_direct_clean(w->ctx, w->url, w->layer, w->tx, c, n, &e);
   free(c);
@@ -444,10 +532,36 @@ static vd_code check_direct(vds_writer *w, vd_err *err) {
   return rc;
 }
 
+/* The staged objects the transaction's end deletes: with plan, those the plan does not
+ * publish (versions superseded by a later put of their chunk, or by a ROLLBACK TO; the
+ * commit deletes its own), taken while st's map is good (vds_commit sorts st); else every
+ * one, and the empty objects of constants the commit staged. One batch for them all
+ * (vds_stage_delete); NULL when there is none or no memory (vds_repair deletes them once
+ * older than stage_ttl). */
+static vds_plan_chunk *ends(const vds_writer *w, int plan, int *n) {
+  *n = 0;
+  vds_plan_chunk *d = calloc((size_t)w->nmade + w->nst + 1, sizeof *d);
+  for (int i = 0; d && i < w->nmade; i++) {
+    const version *m = &w->made[i];
+    int j = plan ? staged_at(w, m->chunk) : -1;
+    if (j >= 0 && w->st[j].v == m->v && w->st[j].bytes && !w->st[j].direct) continue;
+    d[*n] = (vds_plan_chunk){.chunk = m->chunk, .v = m->v, .bytes = 1};
+    ++*n;
+  }
+  for (int i = 0; d && !plan && i < w->nst; i++)
+    if (w->st[i].zero_staged) d[(*n)++] = (vds_plan_chunk){.chunk = w->st[i].chunk, .v = w->st[i].v, .zero_staged = 1};
+  if (d && !*n) {
+    free(d);
+    d = NULL;
+  }
+  return d;
+}
+
 vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
   vd_code rc = settle_uploads(w, err);
-  int recorded = 0;
+  int recorded = 0, nold = 0;
   if (!rc) rc = check_direct(w, err);
+  vds_plan_chunk *old = rc ? NULL : ends(w, 1, &nold);
   if (!rc && w->nst) {
     rc = vds_commit(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst, &recorded, err);
     w->stale = 1;
@@ -458,8 +572,12 @@ vd_code vds_writer_commit(vds_writer *w, vd_err *err) {
   else if (rc && recorded) /* it may be: the staging stays, vds_repair deletes it later if not */
     vd_err_suffix(err, " (the commit may be recorded: if it is, the next writer of layer %s or vds_repair "
                   "finishes it)", w->l->name);
-  else if (rc)
-    vds_stage_delete(w->ctx, w->url, w->l->name, w->tx, w->st, w->nst);
+  if (rc && !recorded) { /* nothing published: every staged object goes */
+    free(old);
+    old = ends(w, 0, &nold);
+  }
+  if (old || (rc && !recorded && w->dirs)) vds_stage_delete(w->ctx, w->url, w->l->name, w->tx, old, nold);
+  free(old);
   if (!recorded || !rc) clean_keys(w, rc != VD_OK);
   reset(w);
   return rc;
@@ -471,15 +589,98 @@ void vds_writer_rollback(vds_writer *w) {
     vd_putq_stop(w->up);
     settle_uploads(w, &e);
   }
-  if (w->nst) vds_stage_delete(w->ctx, w->url, w->layer, w->tx, w->st, w->nst);
+  int n = 0;
+  vds_plan_chunk *all = ends(w, 0, &n);
+  if (all || w->nst) vds_stage_delete(w->ctx, w->url, w->layer, w->tx, all, n);
+  free(all);
   clean_keys(w, 1);
   reset(w);
 }
 
-int64_t vds_writer_count(const vds_writer *w) { return w->puts; }
-
-void vds_writer_poison(vds_writer *w, const vd_err *err) {
+/* A failure that leaves the transaction unable to commit (no memory for the undo
+ * bookkeeping): COMMIT refuses, ROLLBACK clears it. */
+static void poison(vds_writer *w, vd_code rc, const char *what) {
   if (w->failed) return;
-  w->failed = err->code;
-  w->ferr = *err;
+  w->failed = vd_fail(&w->ferr, rc, "%s: layer %s: %s: the transaction cannot commit", w->url, w->layer, what);
+}
+
+void vds_writer_savepoint(vds_writer *w, int n) {
+  if (n < 0) return;
+  if (!grow(&w->marks, &w->cmarks, sizeof *w->marks, n + 1)) {
+    poison(w, VD_NOMEM, "out of memory for a savepoint");
+    return;
+  }
+  /* levels below n that were never marked began here too: a front end marks the level
+   * where the table joins the transaction (SQLite), or the levels opened since its last
+   * write at once (PostgreSQL), and nothing was put in between */
+  for (int k = w->nmarks; k < n; k++) w->marks[k] = w->nlog;
+  w->marks[n] = w->nlog;
+  w->nmarks = n + 1;
+}
+
+void vds_writer_release(vds_writer *w, int n) {
+  if (n < 0) n = 0;
+  if (n < w->nmarks) w->nmarks = n;
+  if (!w->nmarks) w->nlog = 0; /* no savepoint left to return to: the log is done */
+}
+
+/* The chunk's key may hold an object of this transaction that the plan no longer
+ * names (its put was undone): it joins the list clean_keys takes back. */
+static vd_code take_back(vds_writer *w, int64_t chunk) {
+  char key[24];
+  snprintf(key, sizeof key, "%lld", (long long)chunk);
+  if (!grow(&w->back, &w->cback, sizeof *w->back, w->nback + 1) || vd_strmap_put(&w->gone, key, w->nback + 1))
+    return VD_NOMEM;
+  w->back[w->nback++] = (vds_plan_chunk){.chunk = chunk, .at_key = 1};
+  w->keys = 1;
+  return VD_OK;
+}
+
+/* Undoes one logged put: the chunk's entry as it was before it (or none). The object
+ * the put made stays where it is until the transaction ends: a staged one is in made,
+ * one at the key is taken back. */
+static vd_code undo_one(vds_writer *w, const undo *u) {
+  int i = staged_at(w, u->chunk);
+  int at_key = i >= 0 && (w->st[i].direct || w->st[i].at_key);
+  char key[24];
+  snprintf(key, sizeof key, "%lld", (long long)u->chunk);
+  if (u->had) {
+    vds_plan_chunk x = u->before;
+    /* the put may have left ours at the key (a refused create-only put); a previous
+     * state that is itself the object at that key keeps it */
+    if (at_key && !x.direct && !x.at_key) x.at_key = 1, w->keys = 1;
+    if (i < 0) { /* cannot happen: st loses entries only here, later ones first */
+      if (!grow(&w->st, &w->cst, sizeof *w->st, w->nst + 1) || vd_strmap_put(&w->at, key, w->nst)) return VD_NOMEM;
+      i = w->nst++;
+    }
+    w->st[i] = x;
+    return VD_OK;
+  }
+  if (i >= 0) { /* out of the plan: the last entry takes its place */
+    vd_strmap_del(&w->at, key);
+    if (i != --w->nst) {
+      char k2[24];
+      w->st[i] = w->st[w->nst];
+      snprintf(k2, sizeof k2, "%lld", (long long)w->st[i].chunk);
+      if (vd_strmap_put(&w->at, k2, i)) return VD_NOMEM;
+    }
+  }
+  if (at_key) return take_back(w, u->chunk);
+  if (gone_at(w, u->chunk) < 0 && vd_strmap_put(&w->gone, key, 0)) return VD_NOMEM;
+  return VD_OK;
+}
+
+void vds_writer_rollback_to(vds_writer *w, int n) {
+  if (n < 0 || n >= w->nmarks) return; /* no such savepoint: nothing was put since */
+  if (w->up) { /* what is in flight lands and is recorded first, so the log's states are st's */
+    vd_err e;
+    settle_uploads(w, &e);
+  }
+  for (int k = w->nlog - 1; k >= w->marks[n]; k--)
+    if (undo_one(w, &w->log[k])) {
+      poison(w, VD_NOMEM, "out of memory taking chunks back to a savepoint");
+      break;
+    }
+  w->nlog = w->marks[n];
+  w->nmarks = n + 1;
 }

@@ -423,12 +423,9 @@ static double estimate(const vd_filter *f, int nf) {
 }
 
 /* The named, writable table. */
-#define MAX_MARKS 64
-
 typedef struct {
   vds_writer *w;
   char *url, *layer;
-  int64_t mark[MAX_MARKS]; /* chunks put when savepoint n began */
 } table_t;
 
 static void t_disconnect(void *tab) {
@@ -490,25 +487,11 @@ static vd_code t_begin(void *tab, vd_err *err) {
 static vd_code t_sync(void *tab, vd_err *err) { return vds_writer_commit(((table_t *)tab)->w, err); }
 static void t_commit(void *tab) { (void)tab; }
 static void t_rollback(void *tab) { vds_writer_rollback(((table_t *)tab)->w); }
-/* Entries cannot be taken back one statement at a time (a chunk queued or already
- * uploaded may have replaced an earlier one of the same transaction), so a statement
- * or savepoint rolled back after inserting chunks makes COMMIT refuse: the transaction
- * must be rolled back as a whole, and nothing half-done is ever committed. A statement
- * that failed before inserting anything (the usual case: a refused row) costs nothing. */
-static void t_savepoint(void *tab, int n) {
-  table_t *t = tab;
-  if (n >= 0 && n < MAX_MARKS) t->mark[n] = vds_writer_count(t->w);
-}
-static void t_release(void *tab, int n) { (void)tab, (void)n; }
-static void t_rollback_to(void *tab, int n) {
-  table_t *t = tab;
-  if (n >= 0 && n < MAX_MARKS && vds_writer_count(t->w) == t->mark[n]) return;
-  vd_err e;
-  vd_fail(&e, VD_CONSTRAINT, "vds_chunks: a statement or savepoint that inserted chunks into %s was rolled back, "
-          "and chunks cannot be taken back one by one: the transaction cannot commit (COMMIT rolls it back)",
-          t->layer);
-  vds_writer_poison(t->w, &e);
-}
+/* Savepoints, also SQLite's of a failed statement: the writer takes back exactly what
+ * was put since (openvds_writer.c says how). */
+static void t_savepoint(void *tab, int n) { vds_writer_savepoint(((table_t *)tab)->w, n); }
+static void t_release(void *tab, int n) { vds_writer_release(((table_t *)tab)->w, n); }
+static void t_rollback_to(void *tab, int n) { vds_writer_rollback_to(((table_t *)tab)->w, n); }
 
 static const vd_table_ops ops = {
     .connect = t_connect,
