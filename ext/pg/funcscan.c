@@ -7,9 +7,10 @@
  *
  * The cursor is opened at the first row (again after each rescan, e.g. once per catalog
  * row of a nested loop), moved on only when the next row is asked for (a LIMIT met by a
- * row makes no request more), and closed at its end, at a rescan, at shutdown and at the
- * end of the scan; when a query fails or is cancelled, End is skipped and the reset
- * callback of the scan's memory context closes it. The scan's identity (credentials,
+ * row makes no request more), and closed at its last row, at a rescan and at the end of
+ * the scan; when a query fails or is cancelled, End is skipped and the reset callback of
+ * the scan's memory context closes it. Not at a shutdown: PostgreSQL 15 shuts a plan
+ * down after each FETCH from a cursor, and the next FETCH goes on reading. The scan's identity (credentials,
  * endpoints) is taken when the cursor opens and put back before each call into the
  * core: other vdsql scans of the same query run between its rows. */
 #include "rows.h"
@@ -256,12 +257,6 @@ static void scan_rescan(CustomScanState *node) {
   s->opened = false;
 }
 
-/* No row is asked for after a shutdown (a LIMIT met, a Gather's workers done) but after
- * a rescan, which opens again. */
-static void scan_shutdown(CustomScanState *node) {
-  close_cursor((fscan *)node);
-}
-
 static void scan_end(CustomScanState *node) {
   fscan *s = (fscan *)node;
   if (s->cx) MemoryContextDelete(s->cx); /* closes the cursor */
@@ -297,7 +292,6 @@ void vdpg_funcscan_init(void) {
   exec_methods.ExecCustomScan = scan_exec;
   exec_methods.EndCustomScan = scan_end;
   exec_methods.ReScanCustomScan = scan_rescan;
-  exec_methods.ShutdownCustomScan = scan_shutdown;
   exec_methods.ExplainCustomScan = scan_explain;
   RegisterCustomScanMethods(&scan_methods); /* a parallel worker finds the plan's methods by name */
   prev_hook = set_rel_pathlist_hook;
