@@ -184,18 +184,11 @@ static TupleTableSlot *iterate(ForeignScanState *node) {
   const vd_relation *r = s->ft->rel;
   ExecClearTuple(slot);
   if (!s->opened) open_cursor(node, s);
-  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
-  vd_code rc = VD_OK;
-  if (s->cur && s->advance) { /* moved on only now: a LIMIT met by the last row fetches nothing more */
-    s->advance = false;
-    if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
-  }
-  if (!s->cur || r->eof(s->cur)) return slot;
-  rc = vdpg_rows_fill(&s->rows, s->cur, slot->tts_values, slot->tts_isnull, &s->err);
-  if (rc) vdsql_pg_raise(rc, &s->err);
+  if (!s->cur || !vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, slot->tts_values, slot->tts_isnull,
+                                 &s->err))
+    return slot;
   ExecStoreVirtualTuple(slot);
   if (s->ft->named && r->rowid) vdpg_rowid_to_tid(r->rowid(s->cur), &slot->tts_tid);
-  s->advance = true;
   CHECK_FOR_INTERRUPTS();
   return slot;
 }

@@ -221,24 +221,14 @@ static void open_cursor(fscan *s) {
 static TupleTableSlot *next_row(ScanState *ss) {
   fscan *s = (fscan *)ss;
   TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-  const vd_relation *r = s->rel;
   ExecClearTuple(slot);
   if (!s->opened) open_cursor(s);
   if (!s->cur) return slot;
-  vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
-  vd_code rc = VD_OK;
-  if (s->advance) { /* moved on only now: a LIMIT met by the last row fetches nothing more */
-    s->advance = false;
-    if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
-  }
-  if (r->eof(s->cur)) {
+  if (!vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, slot->tts_values, slot->tts_isnull, &s->err)) {
     close_cursor(s); /* what it holds goes now, not at the end of the query */
     return slot;
   }
-  if ((rc = vdpg_rows_fill(&s->rows, s->cur, slot->tts_values, slot->tts_isnull, &s->err)))
-    vdsql_pg_raise(rc, &s->err);
   ExecStoreVirtualTuple(slot);
-  s->advance = true;
   CHECK_FOR_INTERRUPTS();
   return slot;
 }

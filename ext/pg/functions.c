@@ -122,18 +122,10 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
   if (SRF_IS_FIRSTCALL()) first_call(fcinfo, SRF_FIRSTCALL_INIT());
   FuncCallContext *fc = SRF_PERCALL_SETUP();
   call_state *s = fc->user_fctx;
-  const vd_relation *r = s->r;
   if (!s->cur) SRF_RETURN_DONE(fc);
-  vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
-  vd_code rc = VD_OK;
-  if (s->advance) { /* moved on only now: a caller that stops at this row fetches nothing more */
-    s->advance = false;
-    if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
-  }
   CHECK_FOR_INTERRUPTS();
-  if (r->eof(s->cur)) SRF_RETURN_DONE(fc); /* deletes the multi-call context: closes the cursor */
-  if ((rc = vdpg_rows_fill(&s->rows, s->cur, s->values, s->nulls, &s->err))) vdsql_pg_raise(rc, &s->err);
-  s->advance = true;
+  if (!vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, s->values, s->nulls, &s->err))
+    SRF_RETURN_DONE(fc); /* deletes the multi-call context: closes the cursor */
   if (s->scalar) {
     if (s->nulls[0]) SRF_RETURN_NEXT_NULL(fc);
     SRF_RETURN_NEXT(fc, datumCopy(s->values[0], s->byval, s->len)); /* out of the buffer the next row reuses */

@@ -110,3 +110,18 @@ vd_code vdpg_rows_fill(vdpg_rows *w, void *cur, Datum *values, bool *isnull, vd_
   }
   return rc;
 }
+
+bool vdpg_rows_next(vdpg_rows *w, vd_ctx *ctx, const vdpg_identity *id, void *cur, bool *advance, Datum *values,
+                    bool *isnull, vd_err *err) {
+  const vd_relation *r = w->rel;
+  vdpg_identity_use(ctx, id);
+  vd_code rc;
+  if (*advance) {
+    *advance = false;
+    if ((rc = r->next(cur, err))) vdsql_pg_raise(rc, err);
+  }
+  if (r->eof(cur)) return false;
+  if ((rc = vdpg_rows_fill(w, cur, values, isnull, err))) vdsql_pg_raise(rc, err);
+  *advance = true;
+  return true;
+}

@@ -44,6 +44,12 @@ void vdpg_rows_init(vdpg_rows *w, const vd_relation *r, MemoryContext cx, int na
  * The Datums live until the next call. An error of the core, or text not valid in the
  * database encoding, is returned by code, nothing thrown. */
 vd_code vdpg_rows_fill(vdpg_rows *w, void *cur, Datum *values, bool *isnull, vd_err *err);
+/* The next row of a cursor read lazily: the scan's identity put back into ctx (other
+ * vdsql scans of the query ran since its last row), the cursor moved on only now if
+ * *advance (a LIMIT met by the last row makes no request more), then its row filled
+ * in and *advance set. False at the end; an error of the core is raised. */
+bool vdpg_rows_next(vdpg_rows *w, vd_ctx *ctx, const vdpg_identity *id, void *cur, bool *advance, Datum *values,
+                    bool *isnull, vd_err *err);
 /* Whether setting key (n bytes) is a credential (vdsql_config's keys). */
 bool vdpg_is_credential(const char *key, size_t n);
 
