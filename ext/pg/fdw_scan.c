@@ -3,7 +3,7 @@
  * per catalog row of a nested loop), its rows turned into the columns the query reads.
  * The cursor belongs to a memory context under the query's, whose reset callback closes
  * it: End is skipped when a query fails, the callback never is. */
-#include "fdw.h"
+#include "rows.h"
 
 #include "executor/executor.h"
 #include "foreign/fdwapi.h"
@@ -15,24 +15,6 @@
 #include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-
-/* How iterate gets one attribute the query reads, worked out once per scan (the
- * columns read come from the plan) instead of once per attribute and row. */
-enum { READ_ARG, READ_INT, READ_COLUMN };
-typedef struct att_read {
-  int att;   /* the slot's attribute (0-based) */
-  int col;   /* the relation's column */
-  int how;   /* READ_* */
-  int idx;   /* READ_ARG: the argument k; READ_INT: the index in the relation's ints() row */
-  /* A text column's last value as a text Datum, reused while the core gives the same
-   * bytes (status has four values over a million rows): no check of the encoding, no
-   * palloc, no copy for a repeated value. The buffer is the scan's and is overwritten by
-   * the next different value: a row's Datums live until the next row, as they did in
-   * the per-row context before. */
-  text *buf;
-  size_t cap;    /* bytes for the text's data in buf */
-  bool cached;   /* buf holds a checked value */
-} att_read;
 
 typedef struct scan_state {
   vdpg_ftable *ft;
@@ -51,11 +33,9 @@ typedef struct scan_state {
    * column's value, so it must outlive every row; per-tuple memory is reset before the
    * row is even projected. */
   Datum fixed[VDSQL_PG_MAX_COLS];
-  MemoryContext cx, rowcx;
+  MemoryContext cx;
   MemoryContext argcx; /* bound arguments' values, kept until the next open */
-  bool rowcx_used; /* since its last reset */
-  int nread;
-  att_read *read; /* the attributes the query reads, in attribute order */
+  vdpg_rows rows;      /* the attributes the query reads */
   vd_err err;
 } scan_state;
 
@@ -82,7 +62,6 @@ static void begin(ForeignScanState *node, int eflags) {
    * end: a function of the same query acting as another role changes the context */
   s->ctx = vdpg_ftable_ctx(s->ft);
   s->id = vdpg_identity_take(s->ctx, cx);
-  s->rowcx = AllocSetContextCreate(cx, "vdsql row", ALLOCSET_DEFAULT_SIZES);
   s->argcx = AllocSetContextCreate(cx, "vdsql arguments", ALLOCSET_SMALL_SIZES);
   for (int k = 0; k < vd_rel_nargs(s->ft->rel) && k < VDSQL_PG_MAX_COLS; k++)
     if (s->ft->fixed[k]) s->fixed[k] = PointerGetDatum(cstring_to_text(s->ft->fixed[k]));
@@ -94,22 +73,7 @@ static void begin(ForeignScanState *node, int eflags) {
   ListCell *lc;
   int i = 0;
   foreach (lc, binds) s->binds[i++] = intVal(lfirst(lc));
-  const vd_relation *r = s->ft->rel;
-  s->read = palloc0(sizeof(att_read) * (s->ft->natts + 1));
-  for (int a = 0; a < s->ft->natts; a++) {
-    int c = s->ft->attcol[a];
-    if (c < 0 || !(s->cols & ((uint64)1 << (c < 63 ? c : 63)))) continue; /* stays NULL */
-    att_read *x = &s->read[s->nread++];
-    x->att = a, x->col = c;
-    if (r->cols[c].flags & VD_COL_ARG) {
-      x->how = READ_ARG;
-      for (int j = 0; j < c; j++) x->idx += (r->cols[j].flags & VD_COL_ARG) != 0;
-    } else if (r->ints && r->int_col && r->int_col[c] >= 0) {
-      x->how = READ_INT, x->idx = r->int_col[c];
-    } else {
-      x->how = READ_COLUMN;
-    }
-  }
+  vdpg_rows_init(&s->rows, s->ft->rel, cx, s->ft->natts, s->ft->attcol, s->cols, s->args, s->argnull);
   MemoryContextSwitchTo(old);
   s->exprs = ExecInitExprList(fs->fdw_exprs, (PlanState *)node);
 }
@@ -214,82 +178,17 @@ static void open_cursor(ForeignScanState *node, scan_state *s) {
   if (rc) vdsql_pg_raise(rc, &s->err);
 }
 
-/* A text value of a text column as a Datum in the column's buffer: the last one again
- * when the bytes are the same, else checked and copied in. */
-static vd_code text_datum(scan_state *s, att_read *x, const vd_value *v, Datum *out) {
-  const char *p = v->p ? v->p : "";
-  size_t n = v->n;
-  if (x->cached && VARSIZE(x->buf) - VARHDRSZ == n && memcmp(VARDATA(x->buf), p, n) == 0) {
-    *out = PointerGetDatum(x->buf);
-    return VD_OK;
-  }
-  x->cached = false;
-  vd_code rc = vdsql_pg_text_check(p, n, s->ft->rel->cols[x->col].name, &s->err);
-  if (rc) return rc;
-  if (!x->buf || n > x->cap) {
-    size_t cap = n < 32 ? 32 : n * 2;
-    if (cap > MaxAllocSize - VARHDRSZ) cap = n; /* too long to double: an error below if too long at all */
-    text *b = MemoryContextAlloc(s->cx, VARHDRSZ + cap);
-    if (x->buf) pfree(x->buf);
-    x->buf = b, x->cap = cap;
-  }
-  SET_VARSIZE(x->buf, VARHDRSZ + n);
-  if (n) memcpy(VARDATA(x->buf), p, n);
-  x->cached = true;
-  *out = PointerGetDatum(x->buf);
-  return VD_OK;
-}
-
 static TupleTableSlot *iterate(ForeignScanState *node) {
   scan_state *s = node->fdw_state;
   TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
   const vd_relation *r = s->ft->rel;
   ExecClearTuple(slot);
   if (!s->opened) open_cursor(node, s);
-  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */
-  vd_code rc = VD_OK;
-  if (s->cur && s->advance) { /* moved on only now: a LIMIT met by the last row fetches nothing more */
-    s->advance = false;
-    if ((rc = r->next(s->cur, &s->err))) vdsql_pg_raise(rc, &s->err);
-  }
-  if (!s->cur || r->eof(s->cur)) return slot;
-  /* only what vdsql_pg_datum allocates (bytea, numbers as text) lives in rowcx: reset
-   * when the last row used it */
-  if (s->rowcx_used) MemoryContextReset(s->rowcx);
-  s->rowcx_used = false;
-  /* every attribute NULL but those read: the unread ones are never looked at */
-  memset(slot->tts_isnull, true, sizeof(bool) * s->ft->natts);
-  const int64_t *iv = r->ints ? r->ints(s->cur) : NULL;
-  for (int j = 0; j < s->nread && rc == VD_OK; j++) {
-    att_read *x = &s->read[j];
-    Datum *d = &slot->tts_values[x->att];
-    bool *isnull = &slot->tts_isnull[x->att];
-    if (x->how == READ_ARG) {
-      *isnull = s->argnull[x->idx];
-      *d = s->args[x->idx];
-      continue;
-    }
-    vd_value v = vd_null();
-    if (x->how == READ_INT && iv) {
-      if (iv[x->idx] != VD_INT_NULL) *isnull = false, *d = Int64GetDatum(iv[x->idx]);
-      continue;
-    }
-    if ((rc = r->column(s->cur, x->col, &v, &s->err))) break;
-    if (v.type == VD_TEXT && r->cols[x->col].type == VD_TEXT) {
-      rc = text_datum(s, x, &v, d);
-      *isnull = rc != VD_OK;
-    } else if (v.type != VD_NULL) {
-      MemoryContext old = MemoryContextSwitchTo(s->rowcx);
-      s->rowcx_used = true;
-      rc = vdsql_pg_datum(&v, r->cols[x->col].type, r->cols[x->col].name, d, isnull, &s->err);
-      MemoryContextSwitchTo(old);
-    }
-    if (v.dtor) v.dtor((void *)v.p);
-  }
-  if (rc) vdsql_pg_raise(rc, &s->err);
+  if (!s->cur || !vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, slot->tts_values, slot->tts_isnull,
+                                 &s->err))
+    return slot;
   ExecStoreVirtualTuple(slot);
   if (s->ft->named && r->rowid) vdpg_rowid_to_tid(r->rowid(s->cur), &slot->tts_tid);
-  s->advance = true;
   CHECK_FOR_INTERRUPTS();
   return slot;
 }

@@ -1,28 +1,32 @@
 /* The PostgreSQL front end's functions: every table-valued relation of the catalogue as
- * one materialize-mode set-returning function (vdsql_relation; which relation a call is
+ * one value-per-call set-returning function (vdsql_relation; which relation a call is
  * comes from the function's name), every scalar function as vdsql_function. Generic
- * over the catalogue: a relation added later needs nothing here. The core runs between
- * PG_TRY and PG_FINALLY, so a cursor is closed whatever PostgreSQL throws; an error of
- * the core is raised only after the core has returned and released what it held. */
+ * over the catalogue: a relation added later needs nothing here. A call's cursor lives
+ * in the call's multi-call memory context, whose reset callback closes it: at the last
+ * row, when the caller stops early (a LIMIT over a call in the select list) and when the
+ * query fails. In FROM, PostgreSQL would store every row in a tuplestore first whatever
+ * the mode: there the planner gets funcscan.c's streaming scan instead. */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/htup_details.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/tuplestore.h"
 
-#include "pg_glue.h"
+#include "rows.h"
 
 PG_FUNCTION_INFO_V1(vdsql_relation);
 PG_FUNCTION_INFO_V1(vdsql_function);
 
-/* The catalogue entry a call stands for, by the function's name, cached in fn_extra. */
+/* The catalogue entry a call stands for, by the function's name; a scalar function's is
+ * cached in fn_extra (a set-returning function's fn_extra is its FuncCallContext). */
 static const void *entry_of(FunctionCallInfo fcinfo, int relation) {
-  if (fcinfo->flinfo->fn_extra) return fcinfo->flinfo->fn_extra;
+  if (!relation && fcinfo->flinfo->fn_extra) return fcinfo->flinfo->fn_extra;
   char *name = get_func_name(fcinfo->flinfo->fn_oid);
   const void *found = NULL;
   for (int i = 0; relation && name && vd_relations[i] && !found; i++)
@@ -33,45 +37,54 @@ static const void *entry_of(FunctionCallInfo fcinfo, int relation) {
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
                     errmsg("vdsql: no %s named \"%s\" in the catalogue (a renamed vdsql function no longer finds its "
                            "relation)", relation ? "relation" : "function", name ? name : "?")));
-  fcinfo->flinfo->fn_extra = (void *)found;
+  if (!relation) fcinfo->flinfo->fn_extra = (void *)found;
   return found;
 }
 
-/* Whether setting key is a credential (vdsql_config's keys). */
-static bool is_credential(const char *key, size_t n) {
-  const char *k, *doc;
-  int action;
-  for (int i = 0; vd_config_setting(i, &k, &doc, &action); i++)
-    if (strlen(k) == n && strncmp(k, key, n) == 0) return (vd_config_flags(i) & VD_SETTING_CREDENTIAL) != 0;
-  return false;
-}
-
-/* vdsql_config() shows a credential of a PUBLIC mapping as pg_user_mappings shows the
- * mapping's options: NULL to a role that may not read them. */
-static bool hide_value(const vd_relation *r, void *cur, int c, vd_value *v) {
-  if (!vdpg_credentials_hidden() || strcmp(r->name, "vdsql_config") != 0 || strcmp(r->cols[c].name, "value") != 0)
-    return false;
-  vd_value key = vd_null();
+/* One call's rows, in its multi-call memory context. */
+typedef struct call_state {
+  const vd_relation *r;
+  vd_ctx *ctx;
+  vdpg_identity *id; /* the call's credentials and endpoints, put back before each row */
+  void *cur;         /* the core's cursor, or NULL */
+  bool advance;      /* the row returned last is still the cursor's current row */
+  bool scalar;       /* one result column: the function returns it, not a record */
+  bool byval;        /* the scalar's type */
+  int16 len;
+  TupleDesc desc;
+  Datum *values;
+  bool *nulls;
+  vdpg_rows rows;
   vd_err err;
-  vd_err_clear(&err);
-  bool hide = r->column(cur, 0, &key, &err) == VD_OK && key.type == VD_TEXT && is_credential(key.p, key.n);
-  if (key.dtor) key.dtor((void *)key.p);
-  if (hide && v->dtor) v->dtor((void *)v->p);
-  return hide;
+} call_state;
+
+static void close_cursor(void *arg) {
+  call_state *s = arg;
+  if (s->cur) s->r->close(s->cur);
+  s->cur = NULL;
 }
 
-Datum vdsql_relation(PG_FUNCTION_ARGS) {
+/* The first call: arguments checked, the cursor opened in the multi-call context. */
+static void first_call(FunctionCallInfo fcinfo, FuncCallContext *fc) {
   const vd_relation *r = entry_of(fcinfo, 1);
-  vd_ctx *ctx = vdsql_pg_ctx();
-  InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
   ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
-  int nargs = 0, nout = 0;
-  vd_value args[VDSQL_PG_MAX_COLS];
-  int outcol[VDSQL_PG_MAX_COLS];
+  if (!rsinfo || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_ValuePerCall))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("vdsql: %s called where a set of rows cannot be taken", r->name)));
   if (r->ncols > VDSQL_PG_MAX_COLS)
     ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                     errmsg("vdsql: %s has %d columns, more than the %d ext/pg/functions.c takes", r->name, r->ncols,
                            VDSQL_PG_MAX_COLS)));
+  MemoryContext old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+  call_state *s = palloc0(sizeof *s);
+  s->r = r;
+  MemoryContextCallback *cb = palloc(sizeof *cb);
+  cb->func = close_cursor, cb->arg = s;
+  MemoryContextRegisterResetCallback(fc->multi_call_memory_ctx, cb); /* before anything can fail */
+  fc->user_fctx = s;
+  int nargs = 0, nout = 0;
+  vd_value args[VDSQL_PG_MAX_COLS];
+  int outcol[VDSQL_PG_MAX_COLS];
   for (int c = 0; c < r->ncols; c++) {
     if (r->cols[c].flags & VD_COL_ARG) {
       args[nargs] = PG_ARGISNULL(nargs) ? vd_null() : vdsql_pg_arg(PG_GETARG_DATUM(nargs), r->cols[c].type);
@@ -80,51 +93,44 @@ Datum vdsql_relation(PG_FUNCTION_ARGS) {
       outcol[nout++] = c;
     }
   }
+  TupleDesc desc = NULL;
+  Oid type = InvalidOid;
+  TypeFuncClass tc = get_call_result_type(fcinfo, &type, &desc);
+  s->scalar = tc != TYPEFUNC_COMPOSITE;
+  if (s->scalar) get_typlenbyval(type, &s->len, &s->byval);
+  if ((s->scalar && nout != 1) || (!s->scalar && desc->natts != nout))
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("vdsql: %s returns %d columns here, the catalogue's relation has %d (an extension of "
+                           "another version?)", r->name, s->scalar ? 1 : desc->natts, nout)));
+  if (!s->scalar) s->desc = BlessTupleDesc(desc);
+  s->values = palloc(sizeof(Datum) * (nout ? nout : 1));
+  s->nulls = palloc(sizeof(bool) * (nout ? nout : 1));
+  vdpg_rows_init(&s->rows, r, fc->multi_call_memory_ctx, nout, outcol, ~(uint64)0, NULL, NULL);
+  s->rows.hide = strcmp(r->name, "vdsql_config") == 0;
+  s->ctx = vdsql_pg_ctx();
   vdpg_check_relation_args(r, args, nargs); /* before anything is reached */
-  /* a row's Datums live in a context reset after the tuplestore has copied them: memory
-   * stays flat over millions of rows */
-  MemoryContext rowcx = AllocSetContextCreate(CurrentMemoryContext, "vdsql row", ALLOCSET_DEFAULT_SIZES);
-  Datum *values = palloc(sizeof(Datum) * (nout ? nout : 1));
-  bool *nulls = palloc(sizeof(bool) * (nout ? nout : 1));
-  void *volatile cur = NULL;
-  vd_err err;
-  vd_err_clear(&err);
-  vd_code rc = VD_OK;
-  PG_TRY();
-  {
-    void *c0 = NULL;
-    rc = r->open(ctx, args, nargs, NULL, 0, &c0, &err);
-    cur = c0;
-    while (rc == VD_OK && !r->eof(cur)) {
-      CHECK_FOR_INTERRUPTS();
-      MemoryContext outer = MemoryContextSwitchTo(rowcx);
-      const int64_t *iv = r->ints ? r->ints(cur) : NULL;
-      for (int j = 0; j < nout && rc == VD_OK; j++) {
-        int c = outcol[j], k = iv && r->int_col ? r->int_col[c] : -1;
-        vd_value v = vd_null();
-        if (k >= 0)
-          v = iv[k] == VD_INT_NULL ? vd_null() : vd_int(iv[k]);
-        else
-          rc = r->column(cur, c, &v, &err);
-        if (rc == VD_OK && hide_value(r, cur, c, &v)) v = vd_null();
-        if (rc == VD_OK) rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &values[j], &nulls[j], &err);
-        if (v.dtor) v.dtor((void *)v.p);
-      }
-      MemoryContextSwitchTo(outer);
-      if (rc == VD_OK) {
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-        MemoryContextReset(rowcx);
-        rc = r->next(cur, &err);
-      }
-    }
+  s->id = vdpg_identity_take(s->ctx, fc->multi_call_memory_ctx);
+  vd_err_clear(&s->err);
+  void *c0 = NULL;
+  vd_code rc = r->open(s->ctx, args, nargs, NULL, 0, &c0, &s->err);
+  s->cur = c0;
+  MemoryContextSwitchTo(old);
+  if (rc) vdsql_pg_raise(rc, &s->err);
+}
+
+Datum vdsql_relation(PG_FUNCTION_ARGS) {
+  if (SRF_IS_FIRSTCALL()) first_call(fcinfo, SRF_FIRSTCALL_INIT());
+  FuncCallContext *fc = SRF_PERCALL_SETUP();
+  call_state *s = fc->user_fctx;
+  if (!s->cur) SRF_RETURN_DONE(fc);
+  CHECK_FOR_INTERRUPTS();
+  if (!vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, s->values, s->nulls, &s->err))
+    SRF_RETURN_DONE(fc); /* deletes the multi-call context: closes the cursor */
+  if (s->scalar) {
+    if (s->nulls[0]) SRF_RETURN_NEXT_NULL(fc);
+    SRF_RETURN_NEXT(fc, datumCopy(s->values[0], s->byval, s->len)); /* out of the buffer the next row reuses */
   }
-  PG_FINALLY();
-  {
-    if (cur) r->close(cur);
-  }
-  PG_END_TRY();
-  if (rc) vdsql_pg_raise(rc, &err);
-  return (Datum)0;
+  SRF_RETURN_NEXT(fc, HeapTupleGetDatum(heap_form_tuple(s->desc, s->values, s->nulls)));
 }
 
 /* vdsql_config(key, value) changed the context behind settings.c: a credential or an
@@ -157,7 +163,7 @@ Datum vdsql_function(PG_FUNCTION_ARGS) {
   vd_err_clear(&err);
   vd_code rc = f->call(ctx, args, n < 8 ? n : 8, &out, &err);
   if ((f->flags & VD_FN_SETTER) && args[0].type == VD_TEXT) {
-    bool cred = is_credential(args[0].p, args[0].n);
+    bool cred = vdpg_is_credential(args[0].p, args[0].n);
     if (n == f->max_args) forget_setting(args[0].p, args[0].n); /* the next call brings the GUC back */
     if (cred && vdpg_credentials_hidden() && rc == VD_OK) { /* as pg_user_mappings: NULL */
       if (out.dtor) out.dtor((void *)out.p);

@@ -28,6 +28,10 @@ int main(int argc, char **argv) {
    * cluster-wide and outlive DROP EXTENSION: made only when absent. */
   printf("DO $$ BEGIN\n  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'vdsql_network') THEN\n"
          "    CREATE ROLE vdsql_network NOLOGIN;\n  END IF;\nEND $$;\n\n");
+  /* the relations' planner support function: its first call loads the module while a
+   * query is planned, so that a function in FROM streams its rows (ext/pg/funcscan.c) */
+  printf("CREATE FUNCTION vdsql_relation_support(internal) RETURNS internal\n"
+         "  AS 'MODULE_PATHNAME', 'vdsql_relation_support' LANGUAGE C STRICT PARALLEL SAFE;\n\n");
   for (int i = 0; vd_relations[i]; i++) {
     const vd_relation *r = vd_relations[i];
     if (r->flags & VD_REL_TABLE_ONLY) continue; /* named tables become foreign tables (FDW), not functions */
@@ -49,7 +53,7 @@ int main(int argc, char **argv) {
       }
     /* read-only relations run in parallel workers too (curl starts lazily in each);
      * a connection's own counters and settings are not a worker's */
-    printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s PARALLEL %s;\n",
+    printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s PARALLEL %s SUPPORT vdsql_relation_support;\n",
            (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE", (r->flags & VD_REL_BACKEND) ? "RESTRICTED" : "SAFE");
     /* EXECUTE stays PUBLIC's: whether a call reads local files or the network depends on
      * its url, so the call checks (privileges.c) and its refusal names what is needed */

@@ -44,6 +44,9 @@ void vdpg_check_setting(const char *key);
 /* The planner's statistics hook for the wrapper's argument columns (fdw_plan.c), set by
  * _PG_init. */
 void vdpg_fdw_plan_init(void);
+/* The functions' streaming scan in FROM (funcscan.c): its planner hook and its plan
+ * node's methods, set by _PG_init. */
+void vdpg_funcscan_init(void);
 /* Credentials (credentials.c): the GUC vdsql.server, defined by _PG_init. */
 void vdpg_credentials_init(void);
 /* Applies a vdsql server's options and the current user's mapping for it (else the

@@ -592,10 +592,11 @@ MUTANTS = [
          replace='"sig",          "x-signature",       "x-awsaccesskeyid",',
          why="a presigned SigV2 URL (Signature=, AWSAccessKeyId=) taken in a server option every role reads",
          suites=["tests/pg/credentials.t"]),
-    dict(name="pg_scan_identity_unused", file="ext/pg/fdw_scan.c",
-         find="  if (s->cur) vdpg_identity_use(s->ctx, s->id); /* whatever ran since the last row */\n",
+    dict(name="pg_scan_identity_unused", file="ext/pg/rows.c",
+         find="  vdpg_identity_use(ctx, id);\n",
          replace="",
-         why="a foreign scan's lazy reads sign with whatever the last vdsql call of the query left in the context",
+         why="a foreign scan's (or a function's) lazy reads sign with whatever the last vdsql call of the query left in "
+             "the context",
          suites=["tests/pg/credentials.t"]),
     dict(name="core_secret_tail_kept", file="vd_ctx.c",
          find="      if (s->flags & CRED) OPENSSL_cleanse(base + s->off, cap);\n",
@@ -643,4 +644,16 @@ MUTANTS = [
          why="a column fixed by a table option built in the scan's per-tuple memory, freed before its rows are used "
              "(wrong values, a SIGSEGV that restarts the cluster)",
          suites=["tests/pg/fixed.t", "tests/pg/sqlsmith.t"]),
+    dict(name="pg_function_materializes", file="ext/pg/funcscan.c",
+         find="    if (p->pathtype != T_FunctionScan) continue;\n",
+         replace="    if (p->pathtype == T_FunctionScan) continue;\n",
+         why="a relation function in FROM keeps PostgreSQL's Function Scan, which stores every row in a tuplestore "
+             "first: a temporary file past work_mem, or as much memory",
+         suites=["tests/pg/streaming.t"]),
+    dict(name="pg_function_rescan_keeps_cursor", file="ext/pg/funcscan.c",
+         find="  close_cursor(s);\n  s->opened = false;\n",
+         replace="  close_cursor(s);\n",
+         why="a rescan of a function in FROM (the inner side of a nested loop) never opens the cursor again with the "
+             "new outer row: one call's rows, then none",
+         suites=["tests/pg/functions.t"]),
 ]

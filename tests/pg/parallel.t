@@ -79,10 +79,10 @@ SELECT pg_relation_size('catalog') / current_setting('block_size')::int;""")
         r = sql(par + f"EXPLAIN (COSTS OFF) {q};")
         plan = r.stdout.splitlines()
         at = {k: next((i for i, line in enumerate(plan) if k in line), -1)
-              for k in ('Gather', 'Parallel Seq Scan on catalog', f'Function Scan on {fn}')}
+              for k in ('Gather', 'Parallel Seq Scan on catalog', f'Function Call: {fn}(')}
         ok(r.returncode == 0 and -1 < at['Gather'] < at['Parallel Seq Scan on catalog']
-           and at['Gather'] < at[f'Function Scan on {fn}'],
-           f'{what}: EXPLAIN shows Gather over a Parallel Seq Scan on catalog and the Function Scan on {fn}',
+           and at['Gather'] < at[f'Function Call: {fn}('],
+           f'{what}: EXPLAIN shows Gather over a Parallel Seq Scan on catalog and the streaming scan of {fn} (Function Call)',
            r.stdout + r.stderr)
         p = sql(par + q + ';')
         s = sql('SET max_parallel_workers_per_gather = 0;\n' + q + ';')
@@ -117,7 +117,7 @@ SELECT pg_relation_size('catalog') / current_setting('block_size')::int;""")
     # what makes it parallel: the PARALLEL SAFE marking
     r = sql("ALTER FUNCTION vds_audit(text, text) PARALLEL RESTRICTED;\n" + par + f"EXPLAIN (COSTS OFF) {q_audit};\n"
             "ALTER FUNCTION vds_audit(text, text) PARALLEL SAFE;")
-    ok(r.returncode == 0 and 'Gather' not in r.stdout and 'Function Scan on vds_audit' in r.stdout,
+    ok(r.returncode == 0 and 'Gather' not in r.stdout and 'Function Call: vds_audit(' in r.stdout,
        'vds_audit marked PARALLEL RESTRICTED: a serial plan (no Gather)', r.stdout + r.stderr)
 finally:
     stop()
