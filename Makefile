@@ -54,7 +54,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps demo-deps pg-deps test demo bench fuzz sql clean install uninstall mutants
+.PHONY: all deps demo-deps pg-deps test demo demo-build bench fuzz sql clean install uninstall mutants
 all: vdsql.so $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool $(B)/azdrive
 
 # scripts/install-deps's profiles: everything (test, bench), the build and the demo only,
@@ -166,9 +166,15 @@ test: deps
 mutants:
 	@scripts/mutants $(MUTANTS)
 
+# The demo builds only what it runs (the extension and the VTKHDF generator; `make test`
+# builds the rest), on every core unless make was given -j: the first run on a fresh
+# machine is mostly this compile.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 demo: demo-deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) demo-build
 	@scripts/demo
+demo-build: vdsql.so $(B)/mkvtkhdf
+	@:
 
 # OpenVDS and VTKHDF always; LINDI when LINDI_SRC names a lindi source tree (not in Debian)
 bench: deps
