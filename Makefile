@@ -1,8 +1,11 @@
-# vdsql build. `make demo` and `make test` do all set-up themselves (scripts/install-deps).
+# vdsql build. `make demo`, `make test` and `make pg-install` do their set-up themselves
+# (scripts/install-deps, each with the packages it needs and no more).
 #   make            build ./vdsql.so (the SQLite extension: `.load ./vdsql`)
-#   make test       install deps, build, run every test (unit, SQL on files and HTTP,
-#                   the same under ASan+UBSan, fuzz smoke)
-#   make demo       install deps, build, run the demo on a generated dataset
+#   make test       install every dependency, build, run every test (unit, SQL on files and
+#                   HTTP, the same under ASan+UBSan, fuzz smoke)
+#   make demo       install the build's and sqlite3's packages only, build, run the demo on
+#                   generated datasets in demo/
+#   make pg-install install PostgreSQL 15 and PGXS, build and install the PostgreSQL module
 #   make mutants    plant each bug of tests/mutants/mutants.py in a copy, run the suites
 #                   that must catch it (docs/testing.md); MUTANTS="name ..." for some
 #   make bench      run the benchmarks in bench/ (bench/README.md)
@@ -51,11 +54,17 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps test demo bench fuzz sql clean install uninstall mutants vdsql-h5helper
+.PHONY: all deps demo-deps pg-deps test demo demo-build bench fuzz sql clean install uninstall mutants vdsql-h5helper
 all: vdsql.so vdsql-h5helper $(UNIT_BIN) sql $(B)/mkvtkhdf $(B)/storetool $(B)/azdrive
 
+# scripts/install-deps's profiles: everything (test, bench), the build and the demo only,
+# those and PostgreSQL's
 deps:
-	@scripts/install-deps
+	@scripts/install-deps test
+demo-deps:
+	@scripts/install-deps demo
+pg-deps:
+	@scripts/install-deps pg
 
 # The top-level ./vdsql.so is the normal build; sanitized builds stay in $(B)/.
 ifeq ($(B),build)
@@ -140,7 +149,10 @@ PGXS_MAKE = mkdir -p $(B)/pg && $(MAKE) --no-print-directory -C $(B)/pg -f $(CUR
 endif
 pg: $(B)/libvdsql_core.a sql
 	@$(PGXS_MAKE)
-pg-install: pg $(B)/vdsql-h5helper
+# PostgreSQL's packages first, then the build in a new make, which reads pkg-config's flags
+# once the packages are there
+pg-install: pg-deps
+	@$(MAKE) --no-print-directory pg $(B)/vdsql-h5helper
 	@$(PGXS_MAKE) install
 	install -m 0755 $(B)/vdsql-h5helper "$$($${PG_CONFIG:-pg_config} --pkglibdir)/vdsql-h5helper"
 
@@ -168,9 +180,15 @@ test: deps
 mutants:
 	@scripts/mutants $(MUTANTS)
 
-demo: deps
-	@$(MAKE) --no-print-directory all
+# The demo builds only what it runs (the extension and the VTKHDF generator; `make test`
+# builds the rest), on every core unless make was given -j: the first run on a fresh
+# machine is mostly this compile.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+demo: demo-deps
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) demo-build
 	@scripts/demo
+demo-build: vdsql.so vdsql-h5helper $(B)/mkvtkhdf
+	@:
 
 # OpenVDS and VTKHDF always; LINDI when LINDI_SRC names a lindi source tree (not in Debian)
 bench: deps

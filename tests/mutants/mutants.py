@@ -4,7 +4,8 @@
 # survives edits and moved files:
 #   name     a short [a-z0-9_] name (make mutants MUTANTS="name ...")
 #   file     a glob under ext/core/ naming exactly one file ("**/tar.c"), or from the
-#            top when it starts with ext/ ("ext/pg/fdw_plan.c"), or instead
+#            top when it starts with ext/ or scripts/ ("ext/pg/fdw_plan.c", "scripts/demo"),
+#            or instead
 #   anchor   a string found in exactly one file of ext/ (core, sqlite, pg)
 #   find     text found exactly once in that file (else the entry is "not applied")
 #   replace  what it becomes
@@ -656,4 +657,15 @@ MUTANTS = [
          why="a rescan of a function in FROM (the inner side of a nested loop) never opens the cursor again with the "
              "new outer row: one call's rows, then none",
          suites=["tests/pg/functions.t"]),
+    # ---- make demo
+    dict(name="demo_dir_private", file="scripts/demo",
+         find='chmod 0755 "$new"  #',
+         replace=': "$new"  #',
+         why="demo/ left at mktemp's 0700: the README's PostgreSQL example fails with Permission denied for the server's OS user",
+         suites=["tests/pg/readme.t"]),
+    dict(name="demo_umask_kept", file="scripts/demo",
+         find="umask 022\n",
+         replace="",
+         why="the samples written with the user's umask: under 077 the server's OS user cannot read their files",
+         suites=["tests/pg/readme.t"]),
 ]
