@@ -180,7 +180,7 @@ test: deps
 mutants:
 	@scripts/mutants $(MUTANTS)
 
-# The demo builds only what it runs (the extension and the VTKHDF generator; `make test`
+# The demo builds only what it runs (the extension, its HDF5 helper and the VTKHDF generator; `make test`
 # builds the rest), on every core unless make was given -j: the first run on a fresh
 # machine is mostly this compile.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)

@@ -186,7 +186,7 @@ try:
 
     # kill -9 of the backend at random moments of COMMIT
     rnd = random.Random(int(os.environ.get('PG_KILL_SEED', '7')))
-    bad, outcomes = [], {'old': 0, 'new': 0}
+    bad, outcomes = [], {'old': 0, 'new': 0, 'documented window': 0}
     for trial in range(TRIALS):
         old = live(a)
         p = subprocess.Popen(['psql', '-X', '-q', '-A', '-t'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -210,18 +210,26 @@ try:
         new = sorted(set(old) - {'rt'} | {f'k{trial}/{g}' for g in range(1, 3001)})
         # as tests/lindi/crash.t: each reader sees the old or the new set (between lindi's
         # commit point and tar's they may differ, until the next writer finishes the commit)
-        seen = {k: ('old' if plain(x) == old else 'new' if plain(x) == new else 'mix') if isinstance(x, list) else x
+        # as tests/lindi/crash.t, the one window docs/lindi.md documents: killed during step 6,
+        # the headers walked still list the deleted member ('rt') until its header is renamed,
+        # once the index (lindi's view) is new
+        index_new = isinstance(v.get('vdsql index'), list) and plain(v['vdsql index']) == new
+        seen = {k: ('old' if plain(x) == old else 'new' if plain(x) == new else
+                    'new, rt not yet trashed' if index_new and k in ('gnu tar', 'tarfile', 'vdsql walk')
+                    and plain(x) == sorted(new + ['rt']) else 'mix') if isinstance(x, list) else x
                 for k, x in v.items()}
-        if any(x not in ('old', 'new') for x in seen.values()):
+        if any(x not in ('old', 'new', 'new, rt not yet trashed') for x in seen.values()):
             bad.append((trial, seen))
         else:
-            outcomes['new' if 'new' in seen.values() else 'old'] += 1
+            outcomes['documented window' if 'new, rt not yet trashed' in seen.values() else
+                     'new' if 'new' in seen.values() else 'old'] += 1
         psql("INSERT INTO t VALUES ('rt', 'x') ON CONFLICT DO NOTHING")
         agree, v = views_agree(a)
         if not agree:
             bad.append((trial, 'after the next writer', {k: (len(x) if isinstance(x, list) else x) for k, x in v.items()}))
     ok(not bad, f'kill -9 of the backend at random moments of COMMIT, {TRIALS} trials: every reader sees the old or the '
-       f'new set of members, never a mix, and all agree once the next writer has run ({outcomes})', bad)
+       f'new set of members, never a mix (but docs/lindi.md\'s window: a deleted member walked until trashed), and all '
+       f'agree once the next writer has run ({outcomes})', bad)
     r = psql("INSERT INTO t VALUES ('after', 'a')")
     ok(r.returncode == 0 and 'after' in live(a) and views_agree(a)[0], 'the next writer after the kills works', r.stderr)
 finally:
