@@ -40,6 +40,13 @@ DELMANY = "DELMANY_COUNTS='1 1001' tests/store/delete_many.t"
 SP_FILE = "SP_STORES=file tests/openvds/savepoints.t"
 
 MUTANTS = [
+    # ---- error messages
+    dict(name="err_bytes_raw", file="ext/core/vd_err.c",
+         find="  vsnprintf(e->msg, sizeof e->msg, fmt, ap);\n  va_end(ap);\n  clean(e->msg, sizeof e->msg);\n",
+         replace="  vsnprintf(e->msg, sizeof e->msg, fmt, ap);\n  va_end(ap);\n",
+         why="a message quotes a name from a file as raw bytes: not UTF-8 (PostgreSQL, psql and Python's decoders "
+             "reject it), or a newline that forges a log line",
+         suites=["build/tests/t_err.t"]),
     # ---- OpenVDS reader
     dict(name="vds_geom_floor", file="**/openvds_geom.c",
          find="int64_t c = (g->n[d] - 1 - g->neg[d] - g->pos[d]) / g->b[d] + 1;",

@@ -8,12 +8,17 @@
     names the file (h5s_select_fortify.vtkhdf: the helper died with SIGABRT), the query
     after each gives the generator's rows, the backend's PID is the same before and
     after, and the server log has no "terminated by signal";
+  - the mutation fuzzer of tests/vtkhdf/helper.t (tests/h5mutate.py) in the backend: FUZZ_N
+    mutants (default 20, seed FUZZ_SEED) through every function as loc: the same backend
+    throughout, every error naming its mutant, none of class XX;
   - statement_timeout and pg_cancel_backend while the backend waits on its helper (a
     file served a byte a second by tests/http/badserver.py, and a helper stopped with
     SIGSTOP in the middle of a call) end the query with 57014 within about a second,
     the helper is killed (its PID gone), and the next query gets a new helper."""
 import json
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +30,7 @@ sys.path.insert(0, here)
 from pgtest import data, done, env, ok, psql, run, state, stop, top, work  # noqa: E402
 sys.path.insert(0, os.path.dirname(here))
 from taplib import Nginx  # noqa: E402
+import h5mutate  # noqa: E402
 
 RELATIONS = ['vtkhdf_partitions', 'vtkhdf_topologies', 'vtkhdf_arrays', 'vtkhdf_array_starts', 'vtkhdf_sources',
              'vtkhdf_blocks', 'vtkhdf_amr_boxes', 'vtkhdf_trees']
@@ -122,6 +128,40 @@ try:
             if name == 'h5s_select_fortify.vtkhdf':
                 ok(any('the HDF5 helper process died (SIGABRT) reading this file' in e for e in errs),
                    f'{name} {where} as {role}: the error says the HDF5 helper died with SIGABRT', r.stderr)
+
+    # the mutation fuzzer of tests/vtkhdf/helper.t in a backend: FUZZ_N mutants of the
+    # VTKHDF files of both generators, each through every function, as loc in one session
+    n = int(os.environ.get('FUZZ_N', '20'))
+    rng = random.Random(int(os.environ.get('FUZZ_SEED', '28')))
+    mut = os.path.join(data, 'h5mut')
+    os.makedirs(mut)
+    os.chmod(mut, 0o755)
+    gen = os.path.join(data, 'h5gen')  # the C generator's files too, as in helper.t
+    run([os.path.join(top, 'build', 'mkvtkhdf'), gen])
+    for f in os.listdir(gen):
+        os.chmod(os.path.join(gen, f), 0o644)
+    os.chmod(gen, 0o755)
+    seeds = h5mutate.seeds_in(vtk) + h5mutate.seeds_in(gen)
+    lines = ["SELECT 'pid', pg_backend_pid();"]
+    for i in range(n):
+        dst = h5mutate.mutant(rng, seeds, mut, i)
+        lines += [f"SELECT count(*) FROM {rel}('{dst}');" for rel in RELATIONS]
+    lines += [f"SELECT 'next', count(*) FROM vtkhdf_partitions('{os.path.join(vtk, SENT)}');",
+              "SELECT 'pid', pg_backend_pid();"]
+    r = session('loc', '\n'.join(lines) + '\n')
+    out = r.stdout.split()
+    pids = [x for x in out if x.startswith('pid|')]
+    errs = [x for x in r.stderr.splitlines() if 'ERROR:' in x]
+    deaths = {}
+    for e in errs:
+        m = re.search(r'the HDF5 helper process died \(([^)]*)\)', e)
+        if m:
+            deaths[m.group(1)] = deaths.get(m.group(1), 0) + 1
+    ok(f'next|{want}' in out and len(pids) == 2 and pids[0] == pids[1],
+       f'fuzzer: {n} mutants x {len(RELATIONS)} functions as loc, the backend goes on (same PID, the next query gives '
+       f'its {want} rows; helper deaths: {sum(deaths.values())} {deaths}, {len(errs)} errors)', r.stdout[-500:] + r.stderr[-1500:])
+    unnamed = [e for e in errs if mut + '/m' not in e or ': XX' in e]
+    ok(not unnamed, 'fuzzer: every error names its mutant, none of SQLSTATE class XX', unnamed[:5])
     tail = server_log()[log0:]
     ok('terminated by signal' not in tail and 'server process' not in tail,
        'the server log has no backend ended by a signal (no restart of the cluster)', tail[-1500:])

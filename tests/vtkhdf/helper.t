@@ -27,6 +27,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ok, plan, shell_args  # noqa: E402
+import h5mutate  # noqa: E402
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 data = os.environ.get("VDSQL_TESTDATA")
@@ -150,34 +151,12 @@ ok(st.stdout.splitlines() == ["open: Operation not permitted", "socket: Operatio
 n = int(os.environ.get("FUZZ_N", "40"))
 seed = int(os.environ.get("FUZZ_SEED", "28"))
 rng = random.Random(seed)
-seeds = sorted(os.path.join(vt, f) for f in os.listdir(vt)
-               if f.endswith(".vtkhdf") and os.path.getsize(os.path.join(vt, f)) < (2 << 20))
+seeds = h5mutate.seeds_in(vt)
 tmp = tempfile.mkdtemp(prefix="vdsql-h5fuzz-")
 try:
     lines = []
     for i in range(n):
-        src = rng.choice(seeds)
-        b = bytearray(open(src, "rb").read())
-        how = rng.choice(["flips", "run", "truncate", "splice"])
-        if how == "flips":
-            for _ in range(rng.randint(1, 16)):
-                k = rng.randrange(len(b))
-                b[k] ^= 1 << rng.randrange(8)
-        elif how == "run":
-            k = rng.randrange(len(b))
-            b[k:k + rng.randint(1, 64)] = bytes([rng.choice([0, 0xff, rng.randrange(256)])]) * rng.randint(1, 64)
-        elif how == "truncate":
-            b = b[:rng.randrange(1, len(b))]
-        else:
-            other = open(rng.choice(seeds), "rb").read()
-            k, j = rng.randrange(len(b)), rng.randrange(len(other))
-            b[k:k + rng.randint(1, 4096)] = other[j:j + rng.randint(1, 4096)]
-        # next to its seed's name, so relative sub-files still resolve next to it
-        dst = os.path.join(tmp, "m%03d_%s" % (i, os.path.basename(src)))
-        open(dst, "wb").write(b)
-        for f in os.listdir(vt):  # the sub-files its links and virtual datasets name
-            if f.startswith(os.path.basename(src)[:-len(".vtkhdf")] + "_") and not os.path.exists(os.path.join(tmp, f)):
-                os.symlink(os.path.join(vt, f), os.path.join(tmp, f))
+        dst = h5mutate.mutant(rng, seeds, tmp, i)
         for rel in RELATIONS:
             lines.append("SELECT count(*) FROM %s('%s');" % (rel, q(dst)))
     lines.append("SELECT 'sentinel', count(*) FROM vtkhdf_partitions('%s');" % q(sentinel))
