@@ -47,8 +47,10 @@ Oid vdpg_type_oid(vd_type t);
 vd_value vdpg_value_of(Datum d, Oid type);
 /* Planning a call of a relation (plan_cost.c), for the foreign tables and the relation
  * functions alike: its rows (args NULL when not all known at plan time; from the cache
- * only, never a request), the url among constant arguments (palloc'd, or NULL), its cost. */
-double vdpg_call_rows(const vd_relation *r, const vd_value *args, int nargs, const vd_filter *f, int nf);
+ * only, never a request; ctx(arg) gives the caller's context, asked for only when
+ * needed), the url among constant arguments (palloc'd, or NULL), its cost. */
+double vdpg_call_rows(const vd_relation *r, vd_ctx *(*ctx)(const void *), const void *arg, const vd_value *args,
+                      int nargs, const vd_filter *f, int nf);
 char *vdpg_call_url(const vd_relation *r, const vd_value *args, int nargs);
 void vdpg_call_cost(const vd_relation *r, const char *url, double rows, Cost *startup, Cost *total);
 /* A table that drives calls of vdsql relations (LATERAL functions, joined foreign

@@ -121,6 +121,10 @@ static uint64 required(const vdpg_ftable *ft) {
   return m;
 }
 
+static vd_ctx *ftable_ctx(const void *ft) {
+  return vdpg_ftable_ctx(ft);
+}
+
 static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   plan_state *ps = palloc0(sizeof *ps);
   ps->ft = vdpg_ftable_get(relid);
@@ -163,7 +167,7 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   /* rows per call: the layer's own count when url and layer are constants the cache
    * knows, else the relation's default per call (plan_cost.c) */
   bool all = nargs > 0 && constant == ((uint64)1 << nargs) - 1;
-  ps->rows = ps->ft->named ? 1000 : vdpg_call_rows(r, all ? args : NULL, nargs, f, nf);
+  ps->rows = ps->ft->named ? 1000 : vdpg_call_rows(r, ftable_ctx, ps->ft, all ? args : NULL, nargs, f, nf);
   ps->url = ps->ft->named ? (ps->ft->nconn ? ps->ft->conn[0] : NULL) : vdpg_call_url(r, args, nargs);
   /* The estimate is already per scan of the bound arguments: `url = ...` picks the
    * dataset and removes none of its rows, so its default selectivity (0.005) must not

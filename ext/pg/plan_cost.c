@@ -35,9 +35,15 @@
 
 #define REMOTE_REQUEST 25.0
 
-double vdpg_call_rows(const vd_relation *r, const vd_value *args, int nargs, const vd_filter *f, int nf) {
-  vd_ctx *ctx = args && r->known ? vdsql_pg_ctx() : NULL; /* the current role's cache scope */
-  return vd_rel_rows(r, ctx, args, nargs, f, nf);
+double vdpg_call_rows(const vd_relation *r, vd_ctx *(*ctx)(const void *), const void *arg, const vd_value *args,
+                      int nargs, const vd_filter *f, int nf) {
+  /* the context only when it may be used: it applies the caller's identity, whose
+   * cache scope is the one the call's documents were kept under */
+  return vd_rel_rows(r, args && r->known ? ctx(arg) : NULL, args, nargs, f, nf);
+}
+
+static vd_ctx *session_ctx(const void *arg) {
+  return vdsql_pg_ctx();
 }
 
 void vdpg_call_cost(const vd_relation *r, const char *url, double rows, Cost *startup, Cost *total) {
@@ -102,7 +108,7 @@ Datum vdsql_relation_support(PG_FUNCTION_ARGS) {
   vd_value args[VDSQL_PG_MAX_COLS];
   int nargs = 0;
   bool known = const_args(r, root, ((FuncExpr *)node)->args, args, &nargs);
-  double rows = vdpg_call_rows(r, known ? args : NULL, nargs, NULL, 0);
+  double rows = vdpg_call_rows(r, session_ctx, NULL, known ? args : NULL, nargs, NULL, 0);
   if (IsA(req, SupportRequestRows)) {
     ((SupportRequestRows *)req)->rows = rows;
     PG_RETURN_POINTER(req);
