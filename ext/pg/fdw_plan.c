@@ -166,7 +166,7 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   }
   /* rows per call: the layer's own count when url and layer are constants the cache
    * knows, else the relation's default per call (plan_cost.c) */
-  bool all = nargs > 0 && constant == ((uint64)1 << nargs) - 1;
+  bool all = nargs > 0 && nargs < 64 && constant == ((uint64)1 << nargs) - 1;
   ps->rows = ps->ft->named ? 1000 : vdpg_call_rows(r, ftable_ctx, ps->ft, all ? args : NULL, nargs, f, nf);
   ps->url = ps->ft->named ? (ps->ft->nconn ? ps->ft->conn[0] : NULL) : vdpg_call_url(r, args, nargs);
   /* The estimate is already per scan of the bound arguments: `url = ...` picks the
