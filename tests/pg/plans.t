@@ -163,11 +163,16 @@ try:
             want = [f'{k}|{v * N_LARGE}' for k, v in sorted(statuses.items())]
             ok(p.stdout.split() == want, f'and the generator\'s statuses times {N_LARGE}: ' + ', '.join(want),
                p.stdout)
-    # what makes it parallel is the catalog feeding the calls, not the table's size:
-    # the same table joined with nothing of vdsql gets no partial scan
-    r = psql("EXPLAIN SELECT count(*) FROM catalog500 a, catalog500 b WHERE a.url = b.url")
-    ok(r.returncode == 0 and 'Parallel' not in r.stdout,
-       f'the {N_LARGE}-row catalog joined with itself (no vdsql call) stays serial', r.stdout + r.stderr)
+    # what makes it parallel is the catalog feeding vdsql calls, not the table's size:
+    # the same table driving another function (costed so that workers would pay, as a
+    # Gather shows once the table has parallel_workers) gets no partial scan
+    q = "SELECT count(*) FROM catalog500 c, generate_series(1, length(c.url) * 100) g"
+    r = sql(f"EXPLAIN {q};\nALTER TABLE catalog500 SET (parallel_workers = 2);\nEXPLAIN {q};\n"
+            "ALTER TABLE catalog500 RESET (parallel_workers);")
+    plans = r.stdout.split('Finalize Aggregate')
+    ok(r.returncode == 0 and len(plans) == 2 and 'Parallel' not in plans[0] and 'Gather' in plans[1],
+       f'the {N_LARGE}-row catalog driving generate_series (no vdsql call) stays serial; with parallel_workers set '
+       'the same query gets a Gather', r.stdout + r.stderr)
 finally:
     stop()
 done()
