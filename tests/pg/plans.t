@@ -165,9 +165,10 @@ try:
                p.stdout)
     # what makes it parallel is the catalog feeding vdsql calls, not the table's size:
     # the same table driving another function (costed so that workers would pay, as a
-    # Gather shows once the table has parallel_workers) gets no partial scan
+    # Gather shows once the table has parallel_workers) gets no partial scan; the module
+    # loaded first (a session that never called vdsql has no planner hook of it)
     q = "SELECT count(*) FROM catalog500 c, generate_series(1, length(c.url) * 100) g"
-    r = sql(f"EXPLAIN {q};\nALTER TABLE catalog500 SET (parallel_workers = 2);\nEXPLAIN {q};\n"
+    r = sql(f"SELECT 'v', vdsql_version();\nEXPLAIN {q};\nALTER TABLE catalog500 SET (parallel_workers = 2);\nEXPLAIN {q};\n"
             "ALTER TABLE catalog500 RESET (parallel_workers);")
     plans = r.stdout.split('Finalize Aggregate')
     ok(r.returncode == 0 and len(plans) == 2 and 'Parallel' not in plans[0] and 'Gather' in plans[1],
