@@ -36,3 +36,17 @@ int vd_rel_nargs(const vd_relation *r) {
   for (int i = 0; i < r->ncols; i++) n += (r->cols[i].flags & VD_COL_ARG) != 0;
   return n;
 }
+
+double vd_rel_rows(const vd_relation *r, vd_ctx *ctx, const vd_value *args, int nargs, const vd_filter *f, int nf) {
+  double rows = r->rows > 0 ? r->rows : 1000;
+  if (ctx && args && r->known) {
+    double k = r->known(ctx, args, nargs);
+    if (k > 0) rows = k;
+  }
+  if (r->estimate) rows = r->estimate(rows, f, nf);
+  return rows < 1 ? 1 : rows;
+}
+
+double vd_rel_requests(const vd_relation *r, double rows) {
+  return r->requests + (r->rows_per_request > 0 ? rows / r->rows_per_request : 0);
+}

@@ -86,8 +86,22 @@ typedef struct vd_relation {
   int ncols;
   unsigned flags;
   int order_col;         /* rows come out ascending on this column, or -1 */
-  /* Planner estimate of the rows a scan returns under these filters. */
-  double (*estimate)(const vd_filter *f, int nf);
+  /* What a planner may know of one call (one open, its arguments bound) without making
+   * a request, shared by SQLite's xBestIndex and PostgreSQL's planner (vd_rel_rows,
+   * vd_rel_requests):
+   * - rows: the rows a call returns when nothing better is known at plan time: a layer of
+   *   a typical dataset, a catalog's few rows (0: 1000);
+   * - known: the same from the arguments' values, only from what the connection already
+   *   holds (its document cache, e.g. a layer's chunk count in a cached LayerStatus),
+   *   never a request; <= 0 when not known;
+   * - requests: the round trips a call makes before its first row (documents, a
+   *   listing), and rows_per_request: one more per that many rows (a metadata page of
+   *   1024 chunks; 0: none);
+   * - estimate: the rows left of a call's `rows` under these pushed filters. */
+  double rows;
+  double (*known)(vd_ctx *ctx, const vd_value *args, int nargs);
+  double requests, rows_per_request;
+  double (*estimate)(double rows, const vd_filter *f, int nf);
   /* Positions the new cursor on its first row (or at eof). args[k] is the k-th
    * VD_COL_ARG column in declaration order, VD_NULL when omitted. Strings in args and
    * filters are only valid during the call. */
@@ -129,6 +143,13 @@ typedef struct vd_function {
 
 extern const vd_relation *const vd_relations[];
 extern const vd_function *const vd_functions[];
+
+/* The rows of one call of r under the pushed filters f: from args (all the relation's
+ * arguments, NULL when not known at plan time) through r->known when the connection
+ * holds what it needs, else r->rows. ctx may be NULL (then nothing is known). */
+double vd_rel_rows(const vd_relation *r, vd_ctx *ctx, const vd_value *args, int nargs, const vd_filter *f, int nf);
+/* The requests one call of r returning rows makes. */
+double vd_rel_requests(const vd_relation *r, double rows);
 
 /* Index of the k-th argument column of r, or -1. */
 int vd_rel_arg_col(const vd_relation *r, int k);

@@ -6,6 +6,7 @@
 
 #include "pg_glue.h"
 
+#include "nodes/pathnodes.h"
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
 
@@ -44,6 +45,22 @@ Oid vdpg_type_oid(vd_type t);
 /* A Datum of any type as a core value for a filter or an inserted row; text and bytes
  * are borrowed from a detoasted copy in the current context. */
 vd_value vdpg_value_of(Datum d, Oid type);
+/* Planning a call of a relation (plan_cost.c), for the foreign tables and the relation
+ * functions alike: its rows (args NULL when not all known at plan time; from the cache
+ * only, never a request; ctx(arg) gives the caller's context, asked for only when
+ * needed), the url among constant arguments (palloc'd, or NULL), its cost. */
+double vdpg_call_rows(const vd_relation *r, vd_ctx *(*ctx)(const void *), const void *arg, const vd_value *args,
+                      int nargs, const vd_filter *f, int nf);
+char *vdpg_call_url(const vd_relation *r, const vd_value *args, int nargs);
+void vdpg_call_cost(const vd_relation *r, const char *url, double rows, Cost *startup, Cost *total);
+/* A table that drives calls of vdsql relations (LATERAL functions, joined foreign
+ * tables) gets a partial path (plan_cost.c; funcscan.c's pathlist hook calls it). */
+void vdpg_catalog_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
+/* Whether relid is a foreign table of the wrapper vdsql (fdw_plan.c). */
+bool vdpg_is_vdsql_ftable(Oid relid);
+/* The catalogue relation a function stands for, if it is this library's vdsql_relation
+ * (funcscan.c); NULL for any other function. */
+const vd_relation *vdpg_relation_of(Oid funcid);
 /* The backend's context with the credentials of the table's server for the current user. */
 vd_ctx *vdpg_ftable_ctx(const vdpg_ftable *ft);
 

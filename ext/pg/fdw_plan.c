@@ -33,6 +33,7 @@ typedef struct plan_state {
   vdpg_ftable *ft;
   uint64 base_bound; /* arguments bound by an option or a WHERE clause without other tables */
   double rows;       /* per scan, the arguments bound */
+  const char *url;   /* the url when a constant (a WHERE clause or an option), else NULL */
   List *checked;     /* base clauses that filter rows (not those binding arguments) */
 } plan_state;
 
@@ -120,12 +121,25 @@ static uint64 required(const vdpg_ftable *ft) {
   return m;
 }
 
+static vd_ctx *ftable_ctx(const void *ft) {
+  return vdpg_ftable_ctx(ft);
+}
+
 static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   plan_state *ps = palloc0(sizeof *ps);
   ps->ft = vdpg_ftable_get(relid);
   const vd_relation *r = ps->ft->rel;
   vd_filter f[VDSQL_PG_MAX_COLS];
   int nf = 0;
+  vd_value args[VDSQL_PG_MAX_COLS]; /* the arguments known at plan time: constant clauses, options */
+  uint64 constant = 0;
+  int nargs = ps->ft->named ? 0 : vd_rel_nargs(r);
+  if (nargs > VDSQL_PG_MAX_COLS) nargs = VDSQL_PG_MAX_COLS;
+  for (int k = 0; k < nargs; k++) {
+    args[k] = vd_null(); /* an optional argument left out */
+    if (ps->ft->fixed[k]) args[k] = vd_text(ps->ft->fixed[k]), constant |= (uint64)1 << k;
+    else if (r->cols[vd_rel_arg_col(r, k)].flags & VD_COL_OPT) constant |= (uint64)1 << k;
+  }
   List *checked = NIL; /* the clauses that filter the relation's rows, not those binding its arguments */
   ListCell *lc;
   foreach (lc, baserel->baserestrictinfo) {
@@ -140,12 +154,21 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
     int k = arg_k(r, col);
     if (k >= 0 && op == VD_OP_EQ && !(ps->base_bound & ((uint64)1 << k))) {
       ps->base_bound |= (uint64)1 << k; /* consumed as in plan(): the first such clause per argument */
+      Node *e = estimate_expression_value(root, (Node *)other);
+      if (IsA(e, Const) && k < VDSQL_PG_MAX_COLS) {
+        args[k] = ((Const *)e)->constisnull ? vd_null() : vdpg_value_of(((Const *)e)->constvalue, ((Const *)e)->consttype);
+        constant |= (uint64)1 << k;
+      }
       continue;
     }
     checked = lappend(checked, ri);
     if (k < 0 && (r->cols[col].flags & VD_COL_PUSH) && nf < VDSQL_PG_MAX_COLS) f[nf++] = (vd_filter){col, op, NULL, 0};
   }
-  ps->rows = ps->ft->named || !r->estimate ? 1000 : r->estimate(f, nf);
+  /* rows per call: the layer's own count when url and layer are constants the cache
+   * knows, else the relation's default per call (plan_cost.c) */
+  bool all = nargs > 0 && nargs < 64 && constant == ((uint64)1 << nargs) - 1;
+  ps->rows = ps->ft->named ? 1000 : vdpg_call_rows(r, ftable_ctx, ps->ft, all ? args : NULL, nargs, f, nf);
+  ps->url = ps->ft->named ? (ps->ft->nconn ? ps->ft->conn[0] : NULL) : vdpg_call_url(r, args, nargs);
   /* The estimate is already per scan of the bound arguments: `url = ...` picks the
    * dataset and removes none of its rows, so its default selectivity (0.005) must not
    * count. Counted, a 1M-row layer was estimated at 25 rows, and GROUP BY got a sort
@@ -155,16 +178,10 @@ static void rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   baserel->fdw_private = ps;
 }
 
-/* What opening the relation once costs: a dataset on a store is far dearer than a row.
- * A row of a relation that reads files costs 4 cpu_tuple_cost, about what a heap row read
- * from disk does (a tuple plus its share of a page): measured so for vds_chunks through
- * this wrapper against a native table of the same rows (bench/pg), its pages fetched
- * ahead. A dearer figure (it was 10) pushed a 1M-row scan over jit_above_cost, and JIT
- * cost that query time and 55 MB of LLVM that a native table's scan does not load. */
+/* What opening the relation once costs: its requests and rows (plan_cost.c); a
+ * parameterized path is this per outer row (the nested loop above multiplies). */
 static void costs(const plan_state *ps, double rows, Cost *startup, Cost *total) {
-  bool io = (ps->ft->rel->flags & VD_REL_IO) != 0;
-  *startup = io ? 1000 : 10;
-  *total = *startup + rows * cpu_tuple_cost * (io ? 4 : 1);
+  vdpg_call_cost(ps->ft->rel, ps->url, rows, startup, total);
 }
 
 typedef struct cand {
@@ -379,7 +396,7 @@ static get_relation_stats_hook_type prev_stats_hook;
 static bool arg_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum, VariableStatData *vardata) {
   if (prev_stats_hook && prev_stats_hook(root, rte, attnum, vardata)) return true;
   if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE || attnum <= 0) return false;
-  if (GetFdwRoutineByRelId(rte->relid)->GetForeignRelSize != rel_size) return false; /* another wrapper's */
+  if (!vdpg_is_vdsql_ftable(rte->relid)) return false; /* another wrapper's */
   vdpg_ftable *ft = vdpg_ftable_get(rte->relid);
   if (ft->named || attnum > ft->natts) return false;
   int c = ft->attcol[attnum - 1];
@@ -404,6 +421,10 @@ static bool arg_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum, 
   vardata->freefunc = heap_freetuple;
   vardata->acl_ok = true; /* made up, not read from the data: nothing to protect */
   return true;
+}
+
+bool vdpg_is_vdsql_ftable(Oid relid) {
+  return GetFdwRoutineByRelId(relid)->GetForeignRelSize == rel_size;
 }
 
 void vdpg_fdw_plan_init(void) {

@@ -53,7 +53,7 @@ enum { PRIV_NAME, PRIV_COLS, PRIV_FUNC };
 
 /* The catalogue relation a function stands for, if it is vdsql_relation of a C library
  * that is this one; NULL for any other function. */
-static const vd_relation *relation_of(Oid funcid) {
+const vd_relation *vdpg_relation_of(Oid funcid) {
   HeapTuple tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
   if (!HeapTupleIsValid(tup)) return NULL;
   Form_pg_proc p = (Form_pg_proc)GETSTRUCT(tup);
@@ -82,11 +82,12 @@ static const vd_relation *relation_named(const char *name) {
 
 static void pathlist_hook(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte) {
   if (prev_hook) prev_hook(root, rel, rti, rte);
+  vdpg_catalog_paths(root, rel, rte); /* plan_cost.c: a catalog driving calls */
   if (rte->rtekind != RTE_FUNCTION || rte->funcordinality || list_length(rte->functions) != 1) return;
   RangeTblFunction *rf = linitial(rte->functions);
   if (!IsA(rf->funcexpr, FuncExpr) || rf->funccolnames != NIL) return; /* a column definition list: not ours */
   Oid funcid = ((FuncExpr *)rf->funcexpr)->funcid;
-  const vd_relation *r = relation_of(funcid);
+  const vd_relation *r = vdpg_relation_of(funcid);
   if (!r) return;
   /* the output columns the query reads (a whole-row reference, e.g. a row mark's, keeps
    * the Function Scan: this scan's rows are its columns only) */
@@ -261,15 +262,6 @@ static void scan_explain(CustomScanState *node, List *ancestors, ExplainState *e
   FuncExpr *fe = makeFuncExpr(fn, RECORDOID, cs->custom_exprs, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
   List *dp = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
   ExplainPropertyText("Function Call", deparse_expression((Node *)fe, dp, es->verbose, false), es);
-}
-
-/* The relation functions' planner support function. It answers no request: that the
- * planner calls it is what matters, since it loads this module while the query is
- * planned, before the paths are made. A function in FROM is otherwise first called by
- * the executor, after planning, and a session's first query would get the Function Scan. */
-PG_FUNCTION_INFO_V1(vdsql_relation_support);
-Datum vdsql_relation_support(PG_FUNCTION_ARGS) {
-  PG_RETURN_POINTER(NULL);
 }
 
 void vdpg_funcscan_init(void) {

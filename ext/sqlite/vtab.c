@@ -237,7 +237,7 @@ static int vt_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   info->idxNum = mask;
   info->idxStr = sqlite3_str_finish(s);
   info->needToFreeIdxStr = 1;
-  double rows = r->estimate ? r->estimate(plan, npush) : 1000;
+  double rows = vd_rel_rows(r, NULL, NULL, 0, plan, npush); /* the arguments' values are not known here */
   info->estimatedRows = (sqlite3_int64)rows;
   info->estimatedCost = missing ? 1e300 : rows * ((r->flags & VD_REL_IO) ? 10.0 : 1.0) + 100.0;
   if (r->order_col >= 0 && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == r->order_col &&

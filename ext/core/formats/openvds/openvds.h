@@ -102,6 +102,8 @@ void vds_layers_free(vds_layer *layers, int n);
 /* Dataset = layout + status fetched (through the cache) under a base URL. */
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err);
 void vds_close(vds_dataset *ds);
+/* The dataset from fresh cached documents only, for planners: NULL when not cached. */
+vds_dataset *vds_peek(vd_ctx *ctx, const char *url);
 /* What vds_open does with the two documents once fetched (ds zeroed; url not set), for
  * callers that fetch many datasets' documents at once; where: their redacted URLs. */
 vd_code vds_parse_docs(const vd_blob *layout, const vd_blob *status, const char *lwhere, const char *swhere,

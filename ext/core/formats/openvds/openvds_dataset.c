@@ -59,6 +59,29 @@ fail:
   return rc;
 }
 
+/* For a planner: the dataset from the documents the cache holds fresh, never a request
+ * (NULL when either is not there or does not parse). A peek counts no cache hit. */
+vds_dataset *vds_peek(vd_ctx *ctx, const char *url) {
+  if (!url || !*url) return NULL;
+  char *urls[2] = {vd_url_join(url, "VolumeDataLayout"), vd_url_join(url, "LayerStatus")};
+  vd_blob *docs[2] = {NULL, NULL};
+  vds_dataset *ds = calloc(1, sizeof *ds);
+  vd_err err;
+  vd_err_clear(&err);
+  int ok = ds && urls[0] && urls[1] && (docs[0] = vd_cache_peek(ctx, urls[0])) &&
+           (docs[1] = vd_cache_peek(ctx, urls[1])) && (ds->url = strdup(url)) &&
+           vds_parse_docs(docs[0], docs[1], "VolumeDataLayout", "LayerStatus", ds, &err) == VD_OK;
+  vd_blob_unref(docs[0]);
+  vd_blob_unref(docs[1]);
+  free(urls[0]);
+  free(urls[1]);
+  if (!ok) {
+    vds_close(ds);
+    ds = NULL;
+  }
+  return ds;
+}
+
 void vds_close(vds_dataset *ds) {
   if (!ds) return;
   vds_layers_free(ds->layers, ds->nlayers);

@@ -51,6 +51,7 @@ const vd_relation vd_rel_lindi_files = {
     .name = "lindi_files",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 100, .requests = 1,
     .order_col = -1,
     .open = open_,
     .next = next,

@@ -142,6 +142,7 @@ const vd_relation vd_rel_lindi_refs = {
     .name = "lindi_refs",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 1000, .requests = 1,
     .order_col = -1,
     .open = open_,
     .next = next,

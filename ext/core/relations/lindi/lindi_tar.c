@@ -111,6 +111,7 @@ const vd_relation vd_rel_lindi_tar = {
     .name = "lindi_tar",
     VD_COLS(cols),
     .flags = VD_REL_IO | VD_REL_TABLE_ONLY,
+    .rows = 100, .requests = 1,
     .order_col = -1,
     .next = next,
     .eof = eof,

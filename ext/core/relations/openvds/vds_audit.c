@@ -70,10 +70,14 @@ static void close_(void *cur) {
   free(k);
 }
 
+/* planners: from the cached documents only (vds_cursor.h) */
+static double known(vd_ctx *ctx, const vd_value *args, int nargs) { return vds_cur_known(ctx, args, nargs, VDS_KNOWN_WRITTEN); }
+
 const vd_relation vd_rel_vds_audit = {
     .name = "vds_audit",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 1000, .requests = 2, .rows_per_request = 500, .known = known,
     .order_col = 0,
     .open = open_,
     .next = next,

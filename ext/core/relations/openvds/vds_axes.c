@@ -34,6 +34,7 @@ const vd_relation vd_rel_vds_axes = {
     .name = "vds_axes",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 3, .requests = 2,
     .order_col = 0,
     .open = open_,
     .next = vds_cur_next,

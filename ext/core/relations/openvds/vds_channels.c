@@ -47,6 +47,7 @@ const vd_relation vd_rel_vds_channels = {
     .name = "vds_channels",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 2, .requests = 2,
     .order_col = 0,
     .open = open_,
     .next = vds_cur_next,

@@ -412,8 +412,7 @@ static void close_(void *cur) {
   free(k);
 }
 
-static double estimate(const vd_filter *f, int nf) {
-  double rows = 1e6;
+static double estimate(double rows, const vd_filter *f, int nf) {
   for (int i = 0; i < nf; i++) {
     if (f[i].col == C_CHUNK && f[i].op == VD_OP_EQ) return 1;
     if (f[i].col == C_CHUNK && f[i].op == VD_OP_IN) rows = rows < 10 ? rows : 10;
@@ -508,10 +507,14 @@ static const vd_table_ops ops = {
     .release = t_release,
     .args = "url, layer"};
 
+/* planners: from the cached documents only (vds_cursor.h) */
+static double known(vd_ctx *ctx, const vd_value *args, int nargs) { return vds_cur_known(ctx, args, nargs, VDS_KNOWN_CHUNKS); }
+
 const vd_relation vd_rel_vds_chunks = {
     .name = "vds_chunks",
     VD_COLS(cols),
     .flags = VD_REL_IO | VD_REL_HINTS,
+    .rows = 1000, .requests = 2, .rows_per_request = 1024, .known = known,
     .order_col = C_CHUNK,
     .estimate = estimate,
     .open = open_,

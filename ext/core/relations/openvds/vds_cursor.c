@@ -2,6 +2,7 @@
 #include "vds_cursor.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 vd_code vds_cur_open(vd_ctx *ctx, const vd_value *args, int nargs, int with_layer, vds_cur **out, vd_err *err) {
   vds_cur *c = calloc(1, sizeof *c);
@@ -54,4 +55,24 @@ void vds_cur_close(void *cur) {
   vds_close(c->ds);
   free(c->scratch);
   free(c);
+}
+
+double vds_cur_known(vd_ctx *ctx, const vd_value *args, int nargs, int what) {
+  int with_layer = what != VDS_KNOWN_LAYERS;
+  if (nargs < 1 + with_layer || args[0].type != VD_TEXT || (with_layer && args[1].type != VD_TEXT)) return 0;
+  char *url = vd_value_strdup(&args[0]), *name = with_layer ? vd_value_strdup(&args[1]) : NULL;
+  vds_dataset *ds = url && (name || !with_layer) ? vds_peek(ctx, url) : NULL;
+  double n = 0;
+  if (ds && !with_layer) n = ds->nlayers;
+  for (int i = 0; ds && with_layer && i < ds->nlayers; i++) {
+    const vds_layer *l = &ds->layers[i];
+    if (strcmp(l->name, name) != 0) continue;
+    n = what == VDS_KNOWN_PAGES ? (double)l->page_count
+        : what == VDS_KNOWN_WRITTEN && l->valid_chunk_count >= 0 ? (double)l->valid_chunk_count
+                                                                  : (double)l->chunk_count;
+  }
+  vds_close(ds);
+  free(url);
+  free(name);
+  return n;
 }

@@ -22,6 +22,12 @@ int vds_cur_eof(void *cur);
 int64_t vds_cur_rowid(void *cur);
 void vds_cur_close(void *cur);
 
+/* For a relation's planner estimate (vd_relation.known): what the cached documents of
+ * dataset args[0] say, never a request; <= 0 when not cached. The layer ones look up
+ * args[1]. */
+enum { VDS_KNOWN_LAYERS, VDS_KNOWN_CHUNKS, VDS_KNOWN_WRITTEN, VDS_KNOWN_PAGES };
+double vds_cur_known(vd_ctx *ctx, const vd_value *args, int nargs, int what);
+
 #define VDS_URL_ARG {"url", VD_TEXT, VD_COL_ARG}
 #define VDS_LAYER_ARG {"layer", VD_TEXT, VD_COL_ARG}
 

@@ -56,10 +56,14 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
+/* planners: from the cached documents only (vds_cursor.h) */
+static double known(vd_ctx *ctx, const vd_value *args, int nargs) { return vds_cur_known(ctx, args, nargs, VDS_KNOWN_LAYERS); }
+
 const vd_relation vd_rel_vds_layers = {
     .name = "vds_layers",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 4, .requests = 2, .known = known,
     .order_col = -1,
     .open = open_,
     .next = vds_cur_next,

@@ -30,6 +30,7 @@ const vd_relation vd_rel_vds_layout = {
     .name = "vds_layout",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 1, .requests = 2,
     .order_col = -1,
     .open = open_,
     .next = vds_cur_next,

@@ -98,6 +98,7 @@ const vd_relation vd_rel_vds_levels = {
     .name = "vds_levels",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 1000, .requests = 2, .rows_per_request = 1024,
     .order_col = 0,
     .open = open_,
     .next = next,

@@ -68,6 +68,7 @@ const vd_relation vd_rel_vds_metadata = {
     .name = "vds_metadata",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 10, .requests = 2,
     .order_col = -1,
     .open = open_,
     .next = vds_cur_next,

@@ -104,10 +104,14 @@ static void close_(void *cur) {
   free(k);
 }
 
+/* planners: from the cached documents only (vds_cursor.h) */
+static double known(vd_ctx *ctx, const vd_value *args, int nargs) { return vds_cur_known(ctx, args, nargs, VDS_KNOWN_WRITTEN); }
+
 const vd_relation vd_rel_vds_objects = {
     .name = "vds_objects",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 1000, .requests = 2, .rows_per_request = 1000, .known = known,
     .order_col = -1,
     .open = open_,
     .next = next,

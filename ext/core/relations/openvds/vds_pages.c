@@ -37,10 +37,14 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   return VD_OK;
 }
 
+/* planners: from the cached documents only (vds_cursor.h) */
+static double known(vd_ctx *ctx, const vd_value *args, int nargs) { return vds_cur_known(ctx, args, nargs, VDS_KNOWN_PAGES); }
+
 const vd_relation vd_rel_vds_pages = {
     .name = "vds_pages",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 4, .requests = 2, .known = known,
     .order_col = 0,
     .open = open_,
     .next = vds_cur_next,

@@ -81,6 +81,7 @@ const vd_relation vd_rel_vds_samples = {
     .name = "vds_samples",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 262144, .requests = 3,
     .order_col = 0,
     .open = open_,
     .next = vds_cur_next,

@@ -209,6 +209,7 @@ const vd_relation vd_rel_store_objects = {
     .name = "store_objects",
     VD_COLS(cols),
     .flags = VD_REL_IO | VD_REL_HINTS,
+    .rows = 1000, .requests = 1, .rows_per_request = 1000,
     .order_col = C_KEY,
     .open = open_,
     .next = next,

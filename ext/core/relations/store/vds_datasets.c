@@ -413,6 +413,7 @@ const vd_relation vd_rel_vds_datasets = {
     .name = "vds_datasets",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 100, .requests = 1, .rows_per_request = 1,
     .order_col = -1,
     .open = open_,
     .next = next,

@@ -78,6 +78,7 @@ const vd_relation vd_rel_tar_members = {
     .name = "tar_members",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 100, .requests = 1, .rows_per_request = 10,
     .order_col = 1,
     .open = open_,
     .next = next,

@@ -101,6 +101,7 @@ const vd_relation vd_rel_vdsql_stats = {
     .name = "vdsql_stats",
     VD_COLS(cols),
     .flags = VD_REL_BACKEND,
+    .rows = 4, .requests = 0,
     .order_col = -1,
     .open = st_open,
     .next = st_next,

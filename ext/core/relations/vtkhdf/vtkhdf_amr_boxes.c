@@ -31,6 +31,7 @@ const vd_relation vd_rel_vtkhdf_amr_boxes = {
     .name = "vtkhdf_amr_boxes",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 100, .requests = 4,
     .order_col = -1,
     .open = open_,
     .next = vh_cur_next,

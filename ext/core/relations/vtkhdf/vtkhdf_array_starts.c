@@ -48,6 +48,7 @@ const vd_relation vd_rel_vtkhdf_array_starts = {
     .name = "vtkhdf_array_starts",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 20, .requests = 4,
     .order_col = -1,
     .open = open_,
     .next = vh_cur_next,

@@ -123,6 +123,7 @@ const vd_relation vd_rel_vtkhdf_main = {
     .name = "vtkhdf_main",
     VD_COLS(cols),
     .flags = VD_REL_IO | VD_REL_TABLE_ONLY,
+    .rows = 10, .requests = 4,
     .order_col = -1,
     .next = next,
     .eof = eof,

@@ -52,6 +52,7 @@ const vd_relation vd_rel_vtkhdf_partitions = {
     .name = "vtkhdf_partitions",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 10, .requests = 4,
     .order_col = -1,
     .open = open_,
     .next = vh_cur_next,

@@ -34,6 +34,7 @@ const vd_relation vd_rel_vtkhdf_topologies = {
     .name = "vtkhdf_topologies",
     VD_COLS(cols),
     .flags = VD_REL_IO,
+    .rows = 16, .requests = 4,
     .order_col = -1,
     .open = open_,
     .next = vh_cur_next,
