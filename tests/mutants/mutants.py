@@ -41,6 +41,12 @@ SP_FILE = "SP_STORES=file tests/openvds/savepoints.t"
 
 MUTANTS = [
     # ---- error messages
+    dict(name="relay_sends_closed_fd", file="ext/core/store/store_file_stat.c",
+         find="    close(*fd);\n    *fd = -1;\n    return vd_fail(err, VD_IO, \"%s: not a regular file\", path);",
+         replace="    close(*fd);\n    return vd_fail(err, VD_IO, \"%s: not a regular file\", path);",
+         why="a refused non-regular file leaves its closed descriptor number behind: the HDF5 helper's parent sends it "
+             "on (EBADF), drops the channel, and a composite with a FIFO sub-file fails whole instead of bad_source",
+         suites=["tests/store/fifo.t"]),
     dict(name="err_bytes_raw", file="ext/core/vd_err.c",
          find="  vsnprintf(e->msg, sizeof e->msg, fmt, ap);\n  va_end(ap);\n  clean(e->msg, sizeof e->msg);\n",
          replace="  vsnprintf(e->msg, sizeof e->msg, fmt, ap);\n  va_end(ap);\n",

@@ -70,10 +70,12 @@ vd_code vd_file_open_regular(const char *path, int flags, int *fd, struct stat *
   if (fstat(*fd, st) != 0) {
     int e = errno;
     close(*fd);
+    *fd = -1; /* no closed number left for a caller to use (the relay once sent it on) */
     return vd_file_error(err, path, e, "cannot stat");
   }
   if (!S_ISREG(st->st_mode)) { /* VD_IO: unreadable, unlike a range past the end (VD_INVALID) */
     close(*fd);
+    *fd = -1;
     return vd_fail(err, VD_IO, "%s: not a regular file", path);
   }
   int fl = fcntl(*fd, F_GETFL);
