@@ -142,10 +142,10 @@ $(B)/libvdsql_core.a: $(CORE_OBJ)
 # Another B (B=build-asan SAN=address,undefined) builds the module in $(B)/pg, out of the
 # source folder; the server then needs the ASan runtime preloaded (docs/testing.md).
 ifeq ($(B),build)
-PGXS_MAKE = $(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no
+PGXS_MAKE = $(MAKE) --no-print-directory -C ext/pg -f Makefile.pgxs with_llvm=no autodepend=yes
 else
 PGXS_MAKE = mkdir -p $(B)/pg && $(MAKE) --no-print-directory -C $(B)/pg -f $(CURDIR)/ext/pg/Makefile.pgxs \
-            SRC=$(CURDIR)/ext/pg VPATH= TOP=$(CURDIR) B=$(B) SAN=$(SAN) with_llvm=no
+            SRC=$(CURDIR)/ext/pg VPATH= TOP=$(CURDIR) B=$(B) SAN=$(SAN) with_llvm=no autodepend=yes
 endif
 pg: $(B)/libvdsql_core.a sql
 	@$(PGXS_MAKE)
