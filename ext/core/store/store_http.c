@@ -55,6 +55,8 @@ typedef struct xfer {
   int hops;            /* redirects followed */
   char *cur;           /* URL of the current hop (malloc'd), NULL: req->url */
   double not_before;   /* backoff: do not start before this time */
+  double deadline;     /* request_deadline: no try runs past it, none starts after it (0: not started) */
+  int cut;             /* this try's timeout was what was left of the deadline, not http_timeout */
   long status;
   /* the current response's headers */
   int hdr_done;        /* its header block ended (and was checked) */
@@ -653,8 +655,16 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects are checked and followed in finish() */
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(ctx->cfg.http_timeout * 1000));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctx->cfg.http_connect_timeout * 1000));
+  /* every try, retries and redirect hops included, ends by the request's one deadline:
+   * a server that never answers holds a query request_deadline, not http_timeout x tries */
+  double t = now();
+  if (!x->deadline) x->deadline = t + ctx->cfg.request_deadline;
+  double left = x->deadline - t, per_try = ctx->cfg.http_timeout;
+  x->cut = left < per_try;
+  if (x->cut) per_try = left > 0.001 ? left : 0.001;
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(per_try * 1000));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)((ctx->cfg.http_connect_timeout < per_try ? ctx->cfg.http_connect_timeout : per_try) * 1000));
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "vdsql/0.1");
   curl_easy_setopt(h, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
@@ -770,14 +780,22 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     }
   }
   int again = x->attempt < ctx->cfg.http_retries;
-  if ((x->frc ? x->fretry : retryable(cc, status)) && again) {
+  double next = now() + ctx->cfg.http_retry_delay_ms / 1000.0 * (double)(1 << x->attempt);
+  int transient = x->frc ? x->fretry : retryable(cc, status);
+  /* the deadline, not the retries, ended it: no time for another try, or the last try cut short by it */
+  int late = transient && (again ? next >= x->deadline : x->cut && cc == CURLE_OPERATION_TIMEDOUT);
+  if (transient && again && !late) {
     x->attempt++;
     s->retries++;
-    x->not_before = now() + ctx->cfg.http_retry_delay_ms / 1000.0 * (double)(1 << (x->attempt - 1));
+    x->not_before = next;
     return 0;
   }
-  char tries[48] = "";
-  if (x->attempt) snprintf(tries, sizeof tries, " after %d retries", x->attempt);
+  char tries[160] = "";
+  if (late)
+    snprintf(tries, sizeof tries, " (%d %s in request_deadline %g s: no time left for another)", x->attempt + 1,
+             x->attempt ? "tries" : "try", ctx->cfg.request_deadline);
+  else if (x->attempt)
+    snprintf(tries, sizeof tries, " after %d retries", x->attempt);
   if (x->frc) {
     r->rc = x->frc;
     r->err = x->ferr;
