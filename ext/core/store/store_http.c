@@ -1021,6 +1021,15 @@ static void drv_drop(driver *d, xfer *x) {
   if (!x->finished && x->h && curl_multi_remove_handle(d->multi, x->h) == CURLM_OK) d->active--;
 }
 
+/* A transfer the front end stopped: finished, its error naming its URL (the message a
+ * cancelled query shows beside the front end's own). */
+static void interrupted(xfer *x, const vd_err *why) {
+  char url[1100];
+  where(x, url, sizeof url);
+  x->req->rc = vd_fail(&x->req->err, why->code, "%s: %s", url, why->msg);
+  x->finished = 1;
+}
+
 static void xfer_free(xfer *x) {
   if (x->h) curl_easy_cleanup(x->h);
   x->h = NULL;
@@ -1053,13 +1062,11 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
     }
   int done = 0;
   while (done < n && (d.active || d.nwait)) {
-    if (vd_ctx_check_interrupt(ctx, &err)) { /* abort what is under way, each with the same error */
+    if (vd_ctx_check_interrupt(ctx, &err)) { /* abort what is under way, each named */
       for (int i = 0; i < n; i++)
         if (!xs[i].finished) {
           drv_drop(&d, &xs[i]);
-          xs[i].req->rc = err.code;
-          xs[i].req->err = err;
-          xs[i].finished = 1;
+          interrupted(&xs[i], &err);
         }
       break;
     }
@@ -1400,7 +1407,15 @@ vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err 
       }
     if (!a->n || !(a->d.active || a->d.nwait)) return VD_OK;
     vd_code rc = vd_ctx_check_interrupt(a->d.ctx, err);
-    if (rc) return rc;
+    if (rc) { /* the request waited for named: the first one still under way */
+      for (int i = 0; i < a->n; i++)
+        if (!a->xs[i]->finished) {
+          char url[1100];
+          where(a->xs[i], url, sizeof url);
+          return vd_err_prefix(err, "%s", url);
+        }
+      return rc;
+    }
     int done = drv_turn(&a->d, block);
     if (!block && !done) return VD_OK;
   }
@@ -1412,10 +1427,10 @@ void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
   if (i == a->n) return; /* not started here: nothing to wait for */
   xfer *x = a->xs[i];
   while (!x->finished && (a->d.active || a->d.nwait)) {
-    if (vd_ctx_check_interrupt(a->d.ctx, &r->err)) {
+    vd_err e;
+    if (vd_ctx_check_interrupt(a->d.ctx, &e)) {
       drv_drop(&a->d, x);
-      r->rc = VD_INTERRUPTED;
-      x->finished = 1;
+      interrupted(x, &e);
       break;
     }
     drv_turn(&a->d, 1);
