@@ -4,7 +4,8 @@
 # survives edits and moved files:
 #   name     a short [a-z0-9_] name (make mutants MUTANTS="name ...")
 #   file     a glob under ext/core/ naming exactly one file ("**/tar.c"), or from the
-#            top when it starts with ext/ or scripts/ ("ext/pg/fdw_plan.c", "scripts/demo"),
+#            top when it starts with ext/, scripts/ or docs/ ("ext/pg/fdw_plan.c", "scripts/demo",
+#            "docs/postgresql.md": a recipe a test runs as written),
 #            or instead
 #   anchor   a string found in exactly one file of ext/ (core, sqlite, pg)
 #   find     text found exactly once in that file (else the entry is "not applied")
@@ -459,14 +460,14 @@ MUTANTS = [
          why="a helper that died between queries (OOM killer, kill) makes the next query fail instead of starting a new one",
          suites=["tests/vtkhdf/helper.t"]),
     dict(name="h5helper_interrupt_keeps_helper", file="**/vtkhdf_proxy.c",
-         find="      vd_msg_free(a);\n      proc_stop(p, NULL, 0);\n      return vd_fail(err, VD_INTERRUPTED, \"interrupted\");",
-         replace="      vd_msg_free(a);\n      return vd_fail(err, VD_INTERRUPTED, \"interrupted\");",
+         find="      vd_msg_free(a);\n      proc_stop(p, NULL, 0);\n      return vd_fail(err, VD_INTERRUPTED, \"%s: interrupted\", shown);",
+         replace="      vd_msg_free(a);\n      return vd_fail(err, VD_INTERRUPTED, \"%s: interrupted\", shown);",
          why="a cancel or statement_timeout while the backend waits on its helper leaves the helper running "
              "(still parsing, its answer read as the next call's)",
          suites=["tests/pg/hostile_vtkhdf.t"]),
     dict(name="h5helper_relay_interrupt_keeps_helper", file="**/vtkhdf_proxy.c",
-         find="return vd_msg_free(a), proc_stop(p, NULL, 0), err->code;",
-         replace="return vd_msg_free(a), err->code;",
+         find="return vd_msg_free(a), proc_stop(p, NULL, 0), vd_err_prefix(err, \"%s\", shown);",
+         replace="return vd_msg_free(a), vd_err_prefix(err, \"%s\", shown);",
          why="a cancel while the backend serves its helper's read leaves the helper waiting for the answer",
          suites=["tests/pg/hostile_vtkhdf.t"]),
     dict(name="h5helper_main_inspect_inprocess", file="**/vtkhdf_main_proxy.c",
