@@ -5,13 +5,16 @@ vdsql_tables (and an INSERT into a writable one), on every remote store -- http 
 s3:// (radosgw) and az:// (Azurite), each behind tests/faultproxy.py stalling every
 answer 20 s -- waits on its first request; statement_timeout (1 s) and pg_cancel_backend
 (0.5 s in) then end it with SQLSTATE 57014, PostgreSQL's own message, and a CONTEXT line
-naming the URL the core was reading, within a second. Local files (the file store) are
+naming the URL the core was reading, within a second; the same calls in the sqlite3
+shell (the functions, and an INSERT into a vds_chunks table) end with SQLITE_INTERRUPT
+(9) and the URL when SIGINT makes the shell call sqlite3_interrupt. Local files (the file store) are
 read too fast to wait on: their cancels are tested where a local read is long
 (tests/pg/resources.t: a LINDI COMMIT, a template bomb; tests/pg/hostile_vtkhdf.t: a
 stopped HDF5 helper).
 INTERRUPT_STORES=http,s3,az picks stores; INTERRUPT_ONLY=REGEX picks relations."""
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +22,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from pgtest import data, done, env, ok, psql, run, stop, work  # noqa: E402
+from pgtest import data, done, env, ok, psql, run, stop, top, work  # noqa: E402
 sys.path.insert(0, os.path.dirname(here))
 from taplib import Azurite, FaultProxy, Nginx, Radosgw  # noqa: E402
 
@@ -53,7 +56,7 @@ def session(script, app):
 
 
 def cases(base, store):
-    """(label, SQL, what the CONTEXT must name) for every reading relation on base"""
+    """(label, SQL, what the CONTEXT must name, SQLite's SQL or None) for every reading relation on base"""
     r = psql('SELECT name, kind, arguments FROM vdsql_relations() ORDER BY 1')
     out = []
     for line in r.stdout.splitlines():
@@ -69,15 +72,19 @@ def cases(base, store):
         vals = [f"'{url}'"] + [ARGS[a] for a in args[1:]]
         shown = url.split('?')[0].rstrip('/')
         if kind == 'function':
-            out.append((f'{name}()', f"SELECT length({name}({', '.join(vals)})::text);", shown))
+            out.append((f'{name}()', f"SELECT length({name}({', '.join(vals)})::text);", shown,
+                        f"SELECT length({name}({', '.join(vals)}));"))
             continue
-        out.append((f'{name}()', f"SELECT count(*) FROM {name}({', '.join(vals)});", shown))
+        out.append((f'{name}()', f"SELECT count(*) FROM {name}({', '.join(vals)});", shown,
+                    f"SELECT count(*) FROM {name}({', '.join(vals)});"))
         where = ' AND '.join(f'{a} = {v}' for a, v in zip(args, vals))
-        out.append((f'vdsql_tables.{name}', f"SELECT count(*) FROM vdsql_tables.{name} WHERE {where};", shown))
+        out.append((f'vdsql_tables.{name}', f"SELECT count(*) FROM vdsql_tables.{name} WHERE {where};", shown, None))
         if kind == 'writable' and name == 'vds_chunks':
             psql(f"CREATE FOREIGN TABLE IF NOT EXISTS ch_{store} (chunk bigint, data bytea) SERVER st "
                  f"OPTIONS (relation 'vds_chunks', url '{url}', layer '{LAYER}')")
-            out.append((f'INSERT INTO vds_chunks table', f"INSERT INTO ch_{store} VALUES (0, '\\x00');", shown))
+            out.append((f'INSERT INTO vds_chunks table', f"INSERT INTO ch_{store} VALUES (0, '\\x00');", shown,
+                        f"CREATE VIRTUAL TABLE temp.ch USING vds_chunks('{url}', '{LAYER}'); "
+                        "INSERT INTO temp.ch(chunk, data) VALUES (0, x'00'); COMMIT;"))
     return out
 
 
@@ -124,11 +131,34 @@ def cancelled(store, label, sql, shown):
           took, 1.5, shown)
 
 
+def interrupted_sqlite(store, label, sql, shown, setup):
+    """sql in the sqlite3 shell, SIGINT (its sqlite3_interrupt) 0.5 s in: SQLITE_INTERRUPT (9), the URL"""
+    p = subprocess.Popen(['sqlite3', '-bail', '-cmd', '.load ' + os.path.join(top, 'vdsql'), ':memory:'],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(setup + '\n' + sql + '\n')
+    p.stdin.flush()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    took = time.monotonic() - t0
+    with LOCK:
+        ok('(9)' in err and 'interrupted' in err and took < 1.5,
+           f'{store} {label} in SQLite: sqlite3_interrupt ends it with SQLITE_INTERRUPT in {took:.1f} s', out + err)
+        ok(shown in err, f'{store} {label} in SQLite: the error names {shown}', err)
+
+
 try:
     r = psql('CREATE EXTENSION vdsql')
     ok(r.returncode == 0, 'CREATE EXTENSION vdsql', r.stderr)
     bases = {}
     opts, mapping = [], []
+    common = "SELECT vdsql_config('http_timeout', 60), vdsql_config('request_deadline', 60), vdsql_config('http_retries', 0);"
+    lite_setup = {'http': common}
     if 'http' in STORES:
         ng = Nginx(data, os.path.join(work, 'nginx'))
         servers.append(ng)
@@ -141,6 +171,9 @@ try:
             f = relay(rgw.endpoint.rsplit(':', 1)[1])
             bases['s3'] = f's3://{rgw.bucket}'
             opts.append(f"s3_endpoint 'http://127.0.0.1:{f.port}', s3_region '{rgw.region}'")
+            lite_setup['s3'] = common + (f"SELECT vdsql_config('s3_endpoint', 'http://127.0.0.1:{f.port}'), "
+                                         f"vdsql_config('s3_region', '{rgw.region}'), vdsql_config('s3_access_key_id', "
+                                         f"'{rgw.key}'), vdsql_config('s3_secret_access_key', '{rgw.secret}');")
             mapping.append(f"s3_access_key_id '{rgw.key}', s3_secret_access_key '{rgw.secret}'")
     if 'az' in STORES:
         azs = Azurite()
@@ -150,8 +183,9 @@ try:
             f = relay(port)
             endpoint = azs.endpoint.replace(f':{port}/', f':{f.port}/')
             bases['az'] = f'az://{azs.account}/{azs.container}'
-            mapping.append(f"azure_connection_string 'DefaultEndpointsProtocol=http;AccountName={azs.account};"
-                           f"AccountKey={azs.key};BlobEndpoint={endpoint};'")
+            cs = f"DefaultEndpointsProtocol=http;AccountName={azs.account};AccountKey={azs.key};BlobEndpoint={endpoint};"
+            mapping.append(f"azure_connection_string '{cs}'")
+            lite_setup['az'] = common + f"SELECT vdsql_config('azure_connection_string', '{cs}');"
     r = psql(f"CREATE SERVER st FOREIGN DATA WRAPPER vdsql OPTIONS ({', '.join(opts + ['cache_ttl ' + chr(39) + '0' + chr(39)])});"
              f"CREATE USER MAPPING FOR CURRENT_USER SERVER st" + (f" OPTIONS ({', '.join(mapping)})" if mapping else ''))
     r2 = psql('CREATE SCHEMA vdsql_tables; IMPORT FOREIGN SCHEMA vdsql FROM SERVER st INTO vdsql_tables')
@@ -159,9 +193,11 @@ try:
        'credentials, its foreign tables in vdsql_tables', r.stderr + r2.stderr)
 
     def one_store(store):
-        for label, sql, shown in cases(bases[store], store):
+        for label, sql, shown, lite in cases(bases[store], store):
             timed(store, label, sql, shown)
             cancelled(store, label, sql, shown)
+            if lite:
+                interrupted_sqlite(store, label, lite, shown, lite_setup[store])
     ths = [threading.Thread(target=one_store, args=(s,)) for s in bases]
     for th in ths:
         th.start()
