@@ -30,6 +30,7 @@ vd_ctx *vd_ctx_new(void) {
   ctx->cfg.http_connect_timeout = 10;
   ctx->cfg.http_retries = 3;
   ctx->cfg.http_retry_delay_ms = 100;
+  ctx->cfg.request_deadline = 30;
   ctx->cfg.max_parallel = 16;
   ctx->cfg.lindi_prefix = 128 << 10;
   ctx->cfg.vtkhdf_prefix = 1 << 20;
@@ -81,6 +82,8 @@ static const setting settings[] = {
     {"http_connect_timeout", K_REAL, OFF(http_connect_timeout), 0.001, 1e6, "seconds to connect"},
     {"http_retries", K_INT, OFF(http_retries), 0, 20, "retries after 5xx or a timeout"},
     {"http_retry_delay_ms", K_INT, OFF(http_retry_delay_ms), 0, 60000, "first backoff, doubled per retry"},
+    {"request_deadline", K_REAL, OFF(request_deadline), 0.001, 1e6,
+     "seconds one request may take in all, its retries and redirects included"},
     {"max_parallel", K_INT, OFF(max_parallel), 1, 256, "requests in flight at once", PRIV},
     {"ca_file", K_STR, OFF(ca_file), 0, CAP(ca_file), "CA bundle for https", PRIV},
     {"lindi_prefix", K_INT64, OFF(lindi_prefix), 1536, 1e9, "bytes read at the start of a LINDI archive", PRIV},

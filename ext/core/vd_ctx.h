@@ -25,6 +25,8 @@ typedef struct vd_config {
   double http_connect_timeout;
   int http_retries;        /* extra attempts after a transient failure */
   int http_retry_delay_ms; /* first backoff; doubles each attempt */
+  double request_deadline; /* seconds one request may take in all, its retries and
+                              redirects included (each try also within http_timeout) */
   int max_parallel;        /* requests in flight at once */
   char ca_file[512];       /* extra CA bundle for https (tests use a self-signed cert) */
   int64_t lindi_prefix;    /* bytes read from the start of a LINDI archive to find its index */

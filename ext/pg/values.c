@@ -122,9 +122,20 @@ static int sqlstate(vd_code rc) {
   }
 }
 
+/* The core's word on what it was doing when stopped (its URL), as the CONTEXT line of
+ * PostgreSQL's own cancel error */
+static void interrupted_context(void *arg) {
+  errcontext("vdsql: %s", (const char *)arg);
+}
+
 void vdsql_pg_raise(vd_code rc, const vd_err *err) {
-  /* PostgreSQL's own error for what stopped the core: "canceling statement due to
-   * statement timeout" or "... user request" (57014), or FATAL for a terminate */
-  if (rc == VD_INTERRUPTED) CHECK_FOR_INTERRUPTS();
+  if (rc == VD_INTERRUPTED) {
+    /* PostgreSQL's own error for what stopped the core: "canceling statement due to
+     * statement timeout" or "... user request" (57014), or FATAL for a terminate */
+    ErrorContextCallback cb = {error_context_stack, interrupted_context, (void *)err->msg};
+    error_context_stack = &cb;
+    CHECK_FOR_INTERRUPTS();
+    error_context_stack = cb.previous;
+  }
   ereport(ERROR, (errcode(sqlstate(rc)), errmsg("%s", err->msg[0] ? err->msg : "vdsql: unknown error")));
 }

@@ -11,9 +11,13 @@
 typedef struct vdsql_conn {
   vd_ctx *ctx;
   int refs;
+  sqlite3 *db;
+  double not_interrupted_until; /* interrupt.c: a "no" kept a moment */
 } vdsql_conn;
 
 void vdsql_conn_release(vdsql_conn *c);
+/* The core's cancel check (vd_ctx.interrupted) for the connection: sqlite3_interrupt() */
+int vdsql_sqlite_interrupted(void *conn);
 
 /* vd_value <-> sqlite3_value */
 void vdsql_result(sqlite3_context *cx, vd_value *v);

@@ -40,6 +40,7 @@ int vdsql_sqlite_code(vd_code c) {
     case VD_CONSTRAINT: return SQLITE_CONSTRAINT;
     case VD_BUSY: return SQLITE_BUSY;
     case VD_READONLY: return SQLITE_READONLY;
+    case VD_INTERRUPTED: return SQLITE_INTERRUPT;
     default: return SQLITE_ERROR;
   }
 }

@@ -19,11 +19,15 @@ __attribute__((visibility("default"))) int sqlite3_vdsql_init(sqlite3 *db, char 
   vdsql_conn *conn = sqlite3_malloc(sizeof *conn);
   if (!conn) return SQLITE_NOMEM;
   conn->refs = 1; /* held by this function until registration is done */
+  conn->db = db;
+  conn->not_interrupted_until = 0;
   conn->ctx = vd_ctx_new();
   if (!conn->ctx) {
     sqlite3_free(conn);
     return SQLITE_NOMEM;
   }
+  conn->ctx->interrupted = vdsql_sqlite_interrupted;
+  conn->ctx->interrupted_arg = conn;
   int rc = SQLITE_OK;
   for (int i = 0; rc == SQLITE_OK && vd_relations[i]; i++) rc = vdsql_register_relation(db, vd_relations[i], conn);
   for (int i = 0; rc == SQLITE_OK && vd_functions[i]; i++) rc = vdsql_register_function(db, vd_functions[i], conn);

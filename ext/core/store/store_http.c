@@ -55,6 +55,8 @@ typedef struct xfer {
   int hops;            /* redirects followed */
   char *cur;           /* URL of the current hop (malloc'd), NULL: req->url */
   double not_before;   /* backoff: do not start before this time */
+  double deadline;     /* request_deadline: no try runs past it, none starts after it (0: not started) */
+  int cut;             /* this try's timeout was what was left of the deadline, not http_timeout */
   long status;
   /* the current response's headers */
   int hdr_done;        /* its header block ended (and was checked) */
@@ -653,8 +655,16 @@ static vd_code setup(vd_ctx *ctx, xfer *x, vd_err *err) {
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects are checked and followed in finish() */
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(ctx->cfg.http_timeout * 1000));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctx->cfg.http_connect_timeout * 1000));
+  /* every try, retries and redirect hops included, ends by the request's one deadline:
+   * a server that never answers holds a query request_deadline, not http_timeout x tries */
+  double t = now();
+  if (!x->deadline) x->deadline = t + ctx->cfg.request_deadline;
+  double left = x->deadline - t, per_try = ctx->cfg.http_timeout;
+  x->cut = left < per_try;
+  if (x->cut) per_try = left > 0.001 ? left : 0.001;
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(per_try * 1000));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)((ctx->cfg.http_connect_timeout < per_try ? ctx->cfg.http_connect_timeout : per_try) * 1000));
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "vdsql/0.1");
   curl_easy_setopt(h, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
@@ -770,14 +780,22 @@ static int finish(vd_ctx *ctx, xfer *x, CURLcode cc) {
     }
   }
   int again = x->attempt < ctx->cfg.http_retries;
-  if ((x->frc ? x->fretry : retryable(cc, status)) && again) {
+  double next = now() + ctx->cfg.http_retry_delay_ms / 1000.0 * (double)(1 << x->attempt);
+  int transient = x->frc ? x->fretry : retryable(cc, status);
+  /* the deadline, not the retries, ended it: no time for another try, or the last try cut short by it */
+  int late = transient && (again ? next >= x->deadline : x->cut && cc == CURLE_OPERATION_TIMEDOUT);
+  if (transient && again && !late) {
     x->attempt++;
     s->retries++;
-    x->not_before = now() + ctx->cfg.http_retry_delay_ms / 1000.0 * (double)(1 << (x->attempt - 1));
+    x->not_before = next;
     return 0;
   }
-  char tries[48] = "";
-  if (x->attempt) snprintf(tries, sizeof tries, " after %d retries", x->attempt);
+  char tries[160] = "";
+  if (late)
+    snprintf(tries, sizeof tries, " (%d %s in request_deadline %g s: no time left for another)", x->attempt + 1,
+             x->attempt ? "tries" : "try", ctx->cfg.request_deadline);
+  else if (x->attempt)
+    snprintf(tries, sizeof tries, " after %d retries", x->attempt);
   if (x->frc) {
     r->rc = x->frc;
     r->err = x->ferr;
@@ -1003,6 +1021,15 @@ static void drv_drop(driver *d, xfer *x) {
   if (!x->finished && x->h && curl_multi_remove_handle(d->multi, x->h) == CURLM_OK) d->active--;
 }
 
+/* A transfer the front end stopped: finished, its error naming its URL (the message a
+ * cancelled query shows beside the front end's own). */
+static void interrupted(xfer *x, const vd_err *why) {
+  char url[1100];
+  where(x, url, sizeof url);
+  x->req->rc = vd_fail(&x->req->err, why->code, "%s: %s", url, why->msg);
+  x->finished = 1;
+}
+
 static void xfer_free(xfer *x) {
   if (x->h) curl_easy_cleanup(x->h);
   x->h = NULL;
@@ -1035,13 +1062,11 @@ static void run(vd_ctx *ctx, xfer *xs, int n) {
     }
   int done = 0;
   while (done < n && (d.active || d.nwait)) {
-    if (vd_ctx_check_interrupt(ctx, &err)) { /* abort what is under way, each with the same error */
+    if (vd_ctx_check_interrupt(ctx, &err)) { /* abort what is under way, each named */
       for (int i = 0; i < n; i++)
         if (!xs[i].finished) {
           drv_drop(&d, &xs[i]);
-          xs[i].req->rc = err.code;
-          xs[i].req->err = err;
-          xs[i].finished = 1;
+          interrupted(&xs[i], &err);
         }
       break;
     }
@@ -1382,7 +1407,15 @@ vd_code vd_http_async_next(vd_http_async *a, int block, vd_getreq **out, vd_err 
       }
     if (!a->n || !(a->d.active || a->d.nwait)) return VD_OK;
     vd_code rc = vd_ctx_check_interrupt(a->d.ctx, err);
-    if (rc) return rc;
+    if (rc) { /* the request waited for named: the first one still under way */
+      for (int i = 0; i < a->n; i++)
+        if (!a->xs[i]->finished) {
+          char url[1100];
+          where(a->xs[i], url, sizeof url);
+          return vd_err_prefix(err, "%s", url);
+        }
+      return rc;
+    }
     int done = drv_turn(&a->d, block);
     if (!block && !done) return VD_OK;
   }
@@ -1394,10 +1427,10 @@ void vd_http_async_wait(vd_http_async *a, vd_getreq *r) {
   if (i == a->n) return; /* not started here: nothing to wait for */
   xfer *x = a->xs[i];
   while (!x->finished && (a->d.active || a->d.nwait)) {
-    if (vd_ctx_check_interrupt(a->d.ctx, &r->err)) {
+    vd_err e;
+    if (vd_ctx_check_interrupt(a->d.ctx, &e)) {
       drv_drop(&a->d, x);
-      r->rc = VD_INTERRUPTED;
-      x->finished = 1;
+      interrupted(x, &e);
       break;
     }
     drv_turn(&a->d, 1);

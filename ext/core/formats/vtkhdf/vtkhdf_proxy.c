@@ -139,14 +139,14 @@ static vd_code wait_answer(vd_ctx *ctx, proc *p, const rule *ru, const char *sho
     if (k == 1) {
       vd_msg_free(a);
       proc_stop(p, NULL, 0);
-      return vd_fail(err, VD_INTERRUPTED, "interrupted");
+      return vd_fail(err, VD_INTERRUPTED, "%s: interrupted", shown);
     }
     if (k && (errno == EPIPE || errno == ECONNRESET)) goto died;
     if (k) goto broken;
     if (a->type == VHW_DONE) break;
     int bad = a->type < 1 || a->type > VD_RELAY_MAX || vd_relay_serve(ctx, p->sock, a, check, (void *)ru);
     if (a->fd >= 0) close(a->fd), a->fd = -1; /* the helper hands vdsql no descriptor */
-    if (vd_ctx_check_interrupt(ctx, err)) return vd_msg_free(a), proc_stop(p, NULL, 0), err->code;
+    if (vd_ctx_check_interrupt(ctx, err)) return vd_msg_free(a), proc_stop(p, NULL, 0), vd_err_prefix(err, "%s", shown);
     if (bad) goto died;
   }
   *rd = (vd_rd){a->body.data, a->body.data + a->body.len, 0};
