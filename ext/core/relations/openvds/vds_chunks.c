@@ -25,10 +25,10 @@ enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, 
 #define PUSH VD_COL_PUSH
 #define DIM(d) {"i" #d, VD_INT, PUSH}, {"min" #d, VD_INT, PUSH}, {"max" #d, VD_INT, PUSH}
 static const vd_colspec cols[] = {
-    {"chunk", VD_INT, PUSH},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
+    {"chunk", VD_INT, PUSH | VD_COL_NOTNULL},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
     {"hash", VD_INT, 0},       {"constant_value", VD_REAL, 0}, {"object_size", VD_INT, 0},
     {"adaptive_levels", VD_BLOB, 0}, DIM(0), DIM(1), DIM(2), DIM(3), DIM(4), DIM(5),
-    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN}};
+    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN | VD_COL_NOTNULL}};
 
 typedef struct {
   vds_cur b;
