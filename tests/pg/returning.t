@@ -205,6 +205,12 @@ try:
     f = psql(f"SELECT status, count(*), sum(i0) FROM vds_chunks('{ds}', '{L0}') GROUP BY 1 ORDER BY 1")
     ok(r.returncode == 0 and r.stdout == f.stdout and r.stdout.strip(),
        'a GROUP BY over the narrowed scan: the function\'s rows', r.stdout + r.stderr + f.stdout)
+    r = psql(f"SELECT chunk, length(data), md5(data) FROM v.vds_chunks WHERE url = '{ds}' AND layer = '{L0}' "
+             "AND chunk IN (5, 23) ORDER BY 1")
+    f = psql(f"SELECT c, length(vds_chunk_data('{ds}', '{L0}', c)), md5(vds_chunk_data('{ds}', '{L0}', c)) "
+             "FROM unnest(ARRAY[5, 23]) c ORDER BY 1")
+    ok(r.returncode == 0 and r.stdout == f.stdout and len(r.stdout.split()) == 2 and '||' not in r.stdout,
+       'the table\'s last column (data) through the narrowed scan: vds_chunk_data\'s bytes', r.stdout + r.stderr + f.stdout + f.stderr)
 finally:
     stop()
 done()
