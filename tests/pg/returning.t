@@ -11,6 +11,7 @@
     url's own scan (the function's, once per distinct url; NULL and repeats matching
     nothing more), and the requests of the scans of each url alone (vdsql_stats);
   - EXPLAIN VERBOSE's Output of a foreign scan lists only the columns the query reads."""
+import json
 import os
 import re
 import shutil
@@ -98,7 +99,6 @@ try:
              f"OPTIONS (relation 'vtkhdf_main', url '{main}', layout 'partitions'); "
              "INSERT INTO m(file) VALUES " + ", ".join(f"('{p}')" for p in parts) + " RETURNING file, stored")
     h = run(['/usr/bin/python3', '-c', sources, main])  # Debian's python3-h5py
-    import json
     try:
         src = json.loads(h.stdout)
     except ValueError:
@@ -152,6 +152,12 @@ try:
        f'a NULL key or NULL data in every writable relation ({len(cases)} cases, ON CONFLICT DO NOTHING and on_conflict '
        '\'ignore\' too): 23502 naming the column, nothing written (tarfile, the layer\'s files, the archive\'s bytes)',
        '\n'.join(bad) + str(after[0]))
+    r = psql("INSERT INTO lr(key, value) VALUES ('newkey', 'abc') RETURNING key, kind")
+    with tarfile.open(lr) as tf:
+        refs = json.loads(tf.extractfile([m for m in tf.getmembers() if m.name == 'lindi.json'][-1]).read())['refs']
+    ok(r.returncode == 0 and r.stdout.split() == ['newkey|text'] and refs.get('newkey') == 'abc',
+       'lindi_refs: INSERT ... RETURNING kind (derived): text, a plain JSON string in lindi.json (tarfile, json)',
+       r.stdout + r.stderr + str(refs.get('newkey')))
     r = psql("INSERT INTO t(name, data) VALUES ('z', 'z') ON CONFLICT DO NOTHING; "
              "INSERT INTO t(name, data) VALUES ('z', 'q') ON CONFLICT DO NOTHING")
     ok(r.returncode == 0 and members(a)['z'][0] == 1, 'ON CONFLICT DO NOTHING still keeps what is there for a duplicate',
