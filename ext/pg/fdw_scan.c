@@ -124,21 +124,35 @@ static bool same_value(const vd_value *a, const vd_value *b) {
   }
 }
 
+/* The elements of an array (an IN list), deconstructed in the current context. */
+typedef struct elems {
+  Oid type;
+  int16 len;
+  bool byval;
+  Datum *v;
+  bool *null;
+  int n;
+} elems;
+
+static elems array_elems(Datum d) {
+  ArrayType *a = DatumGetArrayTypeP(d);
+  elems e = {.type = ARR_ELEMTYPE(a)};
+  char align;
+  get_typlenbyvalalign(e.type, &e.len, &e.byval, &align);
+  deconstruct_array(a, e.type, e.len, e.byval, align, &e.v, &e.null, &e.n);
+  return e;
+}
+
 /* An argument's list: its distinct values other than NULL (a value twice is scanned
  * once, as a UNION of the scans would return it), as core values and as the column's
  * Datums. */
 static void bind_list(scan_state *s, int col, int k, Datum d) {
   const vd_relation *r = s->ft->rel;
-  ArrayType *a = DatumGetArrayTypeP(d);
-  Oid et = ARR_ELEMTYPE(a);
-  int16 len;
-  bool byval;
-  char align;
-  get_typlenbyvalalign(et, &len, &byval, &align);
-  Datum *el;
-  bool *nl;
-  int n, m = 0, j = s->nin++;
-  deconstruct_array(a, et, len, byval, align, &el, &nl, &n);
+  elems l = array_elems(d);
+  Oid et = l.type;
+  Datum *el = l.v;
+  bool *nl = l.null;
+  int n = l.n, m = 0, j = s->nin++;
   MemoryContext old = MemoryContextSwitchTo(s->argcx);
   s->in_v[j] = palloc(sizeof(vd_value) * (n ? n : 1));
   s->in_d[j] = palloc(sizeof(Datum) * (n ? n : 1));
@@ -149,7 +163,7 @@ static void bind_list(scan_state *s, int col, int k, Datum d) {
     for (int x = 0; x < m && !dup; x++) dup = same_value(&s->in_v[j][x], &v);
     if (dup) continue;
     s->in_v[j][m] = v;
-    s->in_d[j][m] = datumCopy(el[e], byval, len);
+    s->in_d[j][m] = datumCopy(el[e], l.byval, l.len);
     if (et != vdpg_type_oid(r->cols[col].type)) { /* an int4 list bound to a bigint column */
       bool isnull;
       vdsql_pg_datum(&v, r->cols[col].type, r->cols[col].name, &s->in_d[j][m], &isnull, &s->err);
@@ -210,20 +224,11 @@ static void bind_values(ForeignScanState *node, scan_state *s) {
       }
       MemoryContextSwitchTo(o2);
     } else if (op == VD_OP_IN) {
-      ArrayType *a = DatumGetArrayTypeP(d);
-      Oid et = ARR_ELEMTYPE(a);
-      int16 len;
-      bool byval;
-      char align;
-      get_typlenbyvalalign(et, &len, &byval, &align);
-      Datum *el;
-      bool *nl;
-      int n;
-      deconstruct_array(a, et, len, byval, align, &el, &nl, &n);
-      vd_value *vals = MemoryContextAlloc(s->argcx, sizeof(vd_value) * (n ? n : 1));
+      elems l = array_elems(d);
+      vd_value *vals = MemoryContextAlloc(s->argcx, sizeof(vd_value) * (l.n ? l.n : 1));
       int m = 0;
-      for (int j = 0; j < n; j++)
-        if (!nl[j]) vals[m++] = keep(s, vdpg_value_of(el[j], et));
+      for (int j = 0; j < l.n; j++)
+        if (!l.null[j]) vals[m++] = keep(s, vdpg_value_of(l.v[j], l.type));
       f[nf++] = (vd_filter){col, VD_OP_IN, vals, m};
     } else {
       one[nf] = keep(s, vdpg_value_of(d, type));

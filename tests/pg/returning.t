@@ -21,7 +21,7 @@ import tarfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from pgtest import data, done, env, ok, psql, run, stop, top, work  # noqa: E402
+from pgtest import data, done, env, ok, psql, run, stop, vtkhdf_parts, work  # noqa: E402
 
 L0 = 'Dimensions_012LOD0'
 
@@ -85,13 +85,7 @@ try:
        r.stdout + r.stderr)
 
     # vtkhdf_main
-    g = os.path.join(work, 'vtk')
-    os.makedirs(g)
-    run([os.path.join(top, 'build', 'mkvtkhdf'), g])
-    parts = [os.path.join(g, f'ext_partitions_part{i}.vtkhdf') for i in range(3)]
-    for f in os.listdir(g):
-        os.chmod(os.path.join(g, f), 0o644)
-    os.chmod(g, 0o755)
+    parts = vtkhdf_parts()
     main = os.path.join(w, 'main.vtkhdf')
     sources = ("import sys, json, h5py\n"
                "print(json.dumps([v.file_name for v in h5py.File(sys.argv[1], 'r')['VTKHDF/NumberOfPoints'].virtual_sources()]))")
