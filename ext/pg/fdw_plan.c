@@ -387,8 +387,10 @@ static void explain(ForeignScanState *node, ExplainState *es) {
     int b = intVal(lfirst(lb)), col = b / 16, op = b % 16;
     char *e = deparse_expression(lfirst(le), dp, false, false);
     StringInfo s = op && op != VDPG_BIND_ARG_IN ? &hints : &args;
-    appendStringInfo(s, "%s%s %s %s%s", s->len ? ", " : "", r->cols[col].name,
-                     op == VDPG_BIND_ARG_IN ? "= ANY (" : op_text(op), e, op == VDPG_BIND_ARG_IN ? ") (a scan per value)" : "");
+    if (op == VDPG_BIND_ARG_IN)
+      appendStringInfo(s, "%s%s = ANY (%s) (a scan per value)", s->len ? ", " : "", r->cols[col].name, e);
+    else
+      appendStringInfo(s, "%s%s %s %s", s->len ? ", " : "", r->cols[col].name, op_text(op), e);
   }
   uint64 m = strtoull(strVal(list_nth(fs->fdw_private, VDPG_PRIV_COLS)), NULL, 16);
   for (int c = 0; c < r->ncols; c++)

@@ -188,7 +188,7 @@ try:
     r = psql(f"SELECT count(*) FROM v.vds_chunks WHERE url IN (NULL) AND layer = '{L0}'")
     ok(r.returncode == 0 and r.stdout.split() == ['0'], 'url IN (NULL): no row, no error', r.stdout + r.stderr)
     x = psql(f"EXPLAIN (VERBOSE, COSTS OFF) SELECT chunk FROM v.vds_chunks WHERE url IN ('{ds}', '{ds2}') AND layer = '{L0}'")
-    ok(x.returncode == 0 and 'vdsql arguments: url = ANY (' in x.stdout and 'a scan per value' in x.stdout,
+    ok(x.returncode == 0 and f"vdsql arguments: url = ANY ('{{{ds},{ds2}}}'::text[]) (a scan per value)" in x.stdout and 'a scan per value' in x.stdout,
        'EXPLAIN VERBOSE shows the url list among the arguments', x.stdout + x.stderr)
 
     # ---- EXPLAIN Output ----
