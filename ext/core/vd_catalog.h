@@ -76,9 +76,12 @@ typedef struct vd_table_ops {
   void (*rollback_to)(void *tab, int n);
   void (*release)(void *tab, int n);
   const char *args; /* what CREATE VIRTUAL TABLE t USING rel(...) takes, as users write it */
-  /* open shows the transaction's own rows before COMMIT, rowid() the id insert gave: a
-   * front end reads an inserted row's derived columns there (PostgreSQL's RETURNING) */
+  /* An inserted row's derived columns, for PostgreSQL's RETURNING: sees_own_rows says
+   * that open shows the transaction's own rows before COMMIT, rowid() the id insert
+   * gave, so the front end finds the row there; else inserted, when set, opens a cursor
+   * on the row insert just gave rowid, as the transaction holds it. */
   int sees_own_rows;
+  vd_code (*inserted)(vd_ctx *ctx, void *tab, int64_t rowid, void **cur, vd_err *err);
 } vd_table_ops;
 
 /* A relation's columns and their count from one array, in a designated initialiser:

@@ -96,14 +96,16 @@ static void begin_modify(ModifyTableState *mt, ResultRelInfo *rinfo, List *priv,
 static void begin_insert(ModifyTableState *mt, ResultRelInfo *rinfo) { rinfo->ri_FdwState = start(rinfo, 0); }
 
 /* INSERT ... RETURNING: the columns the row did not give (size, stored, offsets, a
- * default the relation fills in) as the table now holds them, read from a scan of the
- * table's rows (with the transaction's own) at the row's id. */
+ * default the relation fills in, a chunk's status and hash) as the table now holds
+ * them, read from the relation's cursor on that row or a scan of the table's rows (with
+ * the transaction's own) at the row's id. */
 static void derived(modify_state *m, void *tab, int64_t rowid, TupleTableSlot *slot) {
   const vd_relation *r = m->ft->rel;
   vd_err err;
   vd_err_clear(&err);
   void *cur = NULL;
-  vd_code rc = r->table->open(vdpg_ftable_ctx(m->ft), tab, &cur, &err);
+  vd_ctx *ctx = vdpg_ftable_ctx(m->ft);
+  vd_code rc = r->table->inserted ? r->table->inserted(ctx, tab, rowid, &cur, &err) : r->table->open(ctx, tab, &cur, &err);
   while (!rc && !r->eof(cur) && r->rowid(cur) != rowid) rc = r->next(cur, &err);
   if (!rc && r->eof(cur)) rc = vd_fail(&err, VD_ERROR, "%s: the row just inserted is not in its table", r->name);
   for (int i = 0; i < m->ft->natts && !rc; i++) {
@@ -156,7 +158,7 @@ static TupleTableSlot *insert_one(ResultRelInfo *rinfo, TupleTableSlot *slot) {
                             RelationGetRelationName(rinfo->ri_RelationDesc))));
   if (rc) vdsql_pg_raise(rc, &err);
   vdpg_rowid_to_tid(rowid, &slot->tts_tid);
-  if (rinfo->ri_projectReturning && r->table->sees_own_rows) derived(m, tab, rowid, slot);
+  if (rinfo->ri_projectReturning && (r->table->sees_own_rows || r->table->inserted)) derived(m, tab, rowid, slot);
   return slot;
 }
 

@@ -3,18 +3,22 @@
   - RETURNING: DELETE ... RETURNING on lindi_tar and vtkhdf_main gives the deleted rows'
     values (read before, from Python's tarfile and h5py); INSERT ... RETURNING the derived
     columns (lindi_tar's size and offsets: tarfile's size, offset and offset_data after
-    COMMIT; vtkhdf_main's stored: h5py's virtual source names);
+    COMMIT; vtkhdf_main's stored: h5py's virtual source names; lindi_refs' kind: the JSON
+    of lindi.json; vds_chunks' page, status, hash and key: the page entries in the files
+    after COMMIT);
   - a NULL key (lindi_tar name, vtkhdf_main file, lindi_refs key, vds_chunks chunk) or a
     NULL lindi_tar / vds_chunks data is 23502 (not_null_violation), also under ON CONFLICT
     DO NOTHING and on_conflict 'ignore', and nothing is written (tarfile, os.walk);
   - WHERE url IN (...) and url = ANY($1) on vds_chunks and vds_layers: the rows of each
     url's own scan (the function's, once per distinct url; NULL and repeats matching
     nothing more), and the requests of the scans of each url alone (vdsql_stats);
-  - EXPLAIN VERBOSE's Output of a foreign scan lists only the columns the query reads."""
+  - EXPLAIN VERBOSE's Output of a foreign scan lists only the columns the query reads,
+    below a GROUP BY too (where PostgreSQL otherwise hands the scan the whole row)."""
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -109,6 +113,7 @@ try:
        'file HDF5 resolves it to', [r.stdout, r.stderr, gone])
 
     # ---- NULL keys: 23502, never skipped ----
+    # (and vds_chunks' RETURNING, on the same copy of the survey: see below)
     vds = os.path.join(w, 'survey')
     shutil.copytree(os.path.join(data, 'survey'), vds)
     mine(vds)
@@ -152,6 +157,27 @@ try:
     ok(r.returncode == 0 and r.stdout.split() == ['newkey|text'] and refs.get('newkey') == 'abc',
        'lindi_refs: INSERT ... RETURNING kind (derived): text, a plain JSON string in lindi.json (tarfile, json)',
        r.stdout + r.stderr + str(refs.get('newkey')))
+    # vds_chunks: INSERT ... RETURNING the derived columns of the chunks put, against the
+    # page entries read from the files after COMMIT (spec section 4 for the status)
+    src = os.path.join(data, 'survey')
+    r = psql(f"CREATE FOREIGN TABLE chr (chunk bigint, page bigint, status text, hash bigint, key text, data bytea) "
+             f"SERVER s OPTIONS (relation 'vds_chunks', url '{vds}', layer '{L0}', on_conflict 'replace'); "
+             f"INSERT INTO chr(chunk, data) SELECT c, vds_chunk_data('{src}', '{L0}', c) FROM unnest(ARRAY[5, 23]) c "
+             "RETURNING chunk, page, status, hash, key")
+    ls = [x for x in json.load(open(os.path.join(vds, 'LayerStatus'))) if x['layerName'] == L0][0]
+    ps = ls['chunkMetadataPageSize']
+
+    def entry(c):
+        page = open(os.path.join(vds, L0, 'ChunkMetadata', str(ls['pageDirectory'][c // ps])), 'rb').read()
+        (h,) = struct.unpack_from('<Q', page, (c % ps) * 8)
+        st = ('unwritten' if h == 0 else 'novalue' if h == 2 ** 64 - 1 else
+              'constant' if h >> 32 == 0x01010101 else 'data')
+        return f"{c}|{c // ps}|{st}|{h - 2 ** 64 if h >= 2 ** 63 else h}|{L0}/{c}"
+
+    want = [entry(c) for c in (5, 23)]
+    ok(r.returncode == 0 and r.stdout.split() == want and '|data|' in want[1],
+       'vds_chunks: INSERT ... RETURNING page, status, hash, key: the page entries read from the files after COMMIT',
+       [r.stdout, r.stderr, want])
     r = psql("INSERT INTO t(name, data) VALUES ('z', 'z') ON CONFLICT DO NOTHING; "
              "INSERT INTO t(name, data) VALUES ('z', 'q') ON CONFLICT DO NOTHING")
     ok(r.returncode == 0 and members(a)['z'][0] == 1, 'ON CONFLICT DO NOTHING still keeps what is there for a duplicate',

@@ -475,6 +475,23 @@ static vd_code t_insert(void *tab, const vd_value *row, int conflict, int64_t *r
                         : conflict == VD_CONFLICT_IGNORE ? VDS_ON_IGNORE : VDS_ON_ABORT, err);
 }
 
+/* The chunk just put, for RETURNING: its position, page and key as a scan of that chunk
+ * gives them, its entry (status, hash) the transaction's. */
+static vd_code t_inserted(vd_ctx *ctx, void *tab, int64_t rid, void **cur, vd_err *err) {
+  table_t *t = tab;
+  vd_value a[2] = {vd_text(t->url), vd_text(t->layer)}, c = vd_int(rid);
+  vd_filter f = {C_CHUNK, VD_OP_EQ, &c, 1};
+  unsigned char raw[8];
+  vd_code rc = open_(ctx, a, 2, &f, 1, cur, err);
+  chunks_cur *k = *cur;
+  if (!rc && k && k->chunk == rid && vds_writer_entry(t->w, rid, raw)) {
+    vds_entry_decode(raw, 8, &k->e);
+    k->has_entry = 1;
+    k->entry_of = rid;
+  }
+  return rc;
+}
+
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
   (void)tab, (void)rid;
   return vd_fail(err, VD_UNSUPPORTED, "vds_chunks: DELETE is not supported (OpenVDS has no chunk deletion)");
@@ -506,6 +523,7 @@ static const vd_table_ops ops = {
     .savepoint = t_savepoint,
     .rollback_to = t_rollback_to,
     .release = t_release,
+    .inserted = t_inserted,
     .args = "url, layer"};
 
 const vd_relation vd_rel_vds_chunks = {
