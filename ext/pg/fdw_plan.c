@@ -338,7 +338,25 @@ static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, Fore
    * own row. */
   if (!plain) {
     scan_tlist = NIL;
-  } else { /* no column at all (count(*)): the table's row, left all NULL, and an empty output */
+  } else if (!scan_tlist) {
+    /* no column at all (count(*)). Where PostgreSQL takes any row (it handed over the
+     * whole row), one argument column, a copy of the value bound, spares the executor a
+     * projection per row (8% of a count(*) over 1M chunks); else nothing */
+    int a = -1;
+    for (int i = 0; i < ft->natts && a < 0; i++)
+      if (ft->attcol[i] >= 0 && (r->cols[ft->attcol[i]].flags & VD_COL_ARG)) a = i;
+    if (a >= 0 && tlist) {
+      Oid type, coll;
+      int32 typmod;
+      get_atttypetypmodcoll(relid, (AttrNumber)(a + 1), &type, &typmod, &coll);
+      Var *v = makeVar(baserel->relid, (AttrNumber)(a + 1), type, typmod, coll, 0);
+      scan_tlist = list_make1(makeTargetEntry((Expr *)v, 1, NULL, false));
+      tlist = list_make1(makeTargetEntry((Expr *)copyObject(v), 1, NULL, false));
+      cols |= (uint64)1 << (ft->attcol[a] < 63 ? ft->attcol[a] : 63);
+    } else {
+      tlist = NIL;
+    }
+  } else {
     PathTarget *pt = best->path.pathtarget;
     List *out = NIL;
     int i = 0;
