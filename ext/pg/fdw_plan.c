@@ -271,6 +271,14 @@ static void paths(PlannerInfo *root, RelOptInfo *baserel, Oid relid) {
   }
 }
 
+/* A target list entry: attribute att of the table, as the scan's relation varno. */
+static TargetEntry *column_entry(Oid relid, Index varno, int att, int resno) {
+  Oid type, coll;
+  int32 typmod;
+  get_atttypetypmodcoll(relid, (AttrNumber)att, &type, &typmod, &coll);
+  return makeTargetEntry((Expr *)makeVar(varno, (AttrNumber)att, type, typmod, coll, 0), (AttrNumber)resno, NULL, false);
+}
+
 static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, ForeignPath *best, List *tlist,
                          List *scan_clauses, Plan *outer_plan) {
   plan_state *ps = baserel->fdw_private;
@@ -323,13 +331,7 @@ static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, Fore
     if (att == 0) cols = ~(uint64)0; /* the whole row */
     else if (att > 0 && att <= ft->natts && ft->attcol[att - 1] >= 0)
       cols |= (uint64)1 << (ft->attcol[att - 1] < 63 ? ft->attcol[att - 1] : 63);
-    if (att > 0) {
-      Oid type, coll;
-      int32 typmod;
-      get_atttypetypmodcoll(relid, (AttrNumber)att, &type, &typmod, &coll);
-      scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *)makeVar(baserel->relid, (AttrNumber)att, type, typmod, coll, 0),
-                                                       list_length(scan_tlist) + 1, NULL, false));
-    }
+    if (att > 0) scan_tlist = lappend(scan_tlist, column_entry(relid, baserel->relid, att, list_length(scan_tlist) + 1));
   }
   /* The scan's rows hold only what the statement reads (fdw_scan_tlist), and its output
    * is what the path promised, not the physical row PostgreSQL hands a scan whose parent
@@ -346,12 +348,8 @@ static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, Fore
     for (int i = 0; i < ft->natts && a < 0; i++)
       if (ft->attcol[i] >= 0 && (r->cols[ft->attcol[i]].flags & VD_COL_ARG)) a = i;
     if (a >= 0 && tlist) {
-      Oid type, coll;
-      int32 typmod;
-      get_atttypetypmodcoll(relid, (AttrNumber)(a + 1), &type, &typmod, &coll);
-      Var *v = makeVar(baserel->relid, (AttrNumber)(a + 1), type, typmod, coll, 0);
-      scan_tlist = list_make1(makeTargetEntry((Expr *)v, 1, NULL, false));
-      tlist = list_make1(makeTargetEntry((Expr *)copyObject(v), 1, NULL, false));
+      scan_tlist = list_make1(column_entry(relid, baserel->relid, a + 1, 1));
+      tlist = list_make1(column_entry(relid, baserel->relid, a + 1, 1));
       cols |= (uint64)1 << (ft->attcol[a] < 63 ? ft->attcol[a] : 63);
     } else {
       tlist = NIL;
