@@ -31,6 +31,15 @@ int vd_rel_arg_col(const vd_relation *r, int k) {
   return -1;
 }
 
+int vd_rel_null_col(const vd_relation *r, const vd_value *row) {
+  for (int i = 0, n = 0; i < r->ncols; i++) {
+    if (r->cols[i].flags & VD_COL_ARG) continue;
+    if ((r->cols[i].flags & VD_COL_NOTNULL) && row[n].type == VD_NULL) return i;
+    n++;
+  }
+  return -1;
+}
+
 int vd_rel_nargs(const vd_relation *r) {
   int n = 0;
   for (int i = 0; i < r->ncols; i++) n += (r->cols[i].flags & VD_COL_ARG) != 0;

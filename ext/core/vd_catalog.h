@@ -15,6 +15,9 @@
 #define VD_COL_OPT 0x2   /* with VD_COL_ARG: may be omitted (then NULL) */
 #define VD_COL_PUSH 0x4  /* the cursor narrows its scan with =, IN, <, <=, >, >= on it */
 #define VD_COL_HIDDEN 0x8 /* not in SELECT * (SQLite: HIDDEN); read and written when named */
+#define VD_COL_NOTNULL 0x10 /* a named table's INSERT refuses NULL here (a row's key, a member's bytes):
+                              the front end's NOT NULL error, never a duplicate skipped by OR IGNORE /
+                              ON CONFLICT DO NOTHING (PostgreSQL 23502, SQLite SQLITE_CONSTRAINT_NOTNULL) */
 
 typedef struct vd_colspec {
   const char *name;
@@ -73,6 +76,12 @@ typedef struct vd_table_ops {
   void (*rollback_to)(void *tab, int n);
   void (*release)(void *tab, int n);
   const char *args; /* what CREATE VIRTUAL TABLE t USING rel(...) takes, as users write it */
+  /* An inserted row's derived columns, for PostgreSQL's RETURNING: sees_own_rows says
+   * that open shows the transaction's own rows before COMMIT, rowid() the id insert
+   * gave, so the front end finds the row there; else inserted, when set, opens a cursor
+   * on the row insert just gave rowid, as the transaction holds it. */
+  int sees_own_rows;
+  vd_code (*inserted)(vd_ctx *ctx, void *tab, int64_t rowid, void **cur, vd_err *err);
 } vd_table_ops;
 
 /* A relation's columns and their count from one array, in a designated initialiser:
@@ -154,5 +163,8 @@ double vd_rel_requests(const vd_relation *r, double rows);
 /* Index of the k-th argument column of r, or -1. */
 int vd_rel_arg_col(const vd_relation *r, int k);
 int vd_rel_nargs(const vd_relation *r);
+/* The first VD_COL_NOTNULL column that is NULL in an INSERT's row (a value for every
+ * non-argument column, in order, as vd_table_ops.insert takes it), or -1. */
+int vd_rel_null_col(const vd_relation *r, const vd_value *row);
 
 #endif

@@ -88,7 +88,11 @@ void vdpg_fdw_modify_routine(struct FdwRoutine *r);
 
 /* fdw_private of a scan plan, a List: [0] String: the columns read, hex bit mask;
  * [1] String: the LIMIT hint, or ""; [2] List of Integer: per fdw_exprs entry,
- * col * 16 + op (op 0: argument of column col, else a vd_op filter). */
+ * col * 16 + op (op 0: argument of column col, VDPG_BIND_ARG_IN: its list, else a vd_op
+ * filter). */
 enum { VDPG_PRIV_COLS, VDPG_PRIV_LIMIT, VDPG_PRIV_BINDS };
+/* The op of a bind that gives an argument a list (`url IN (...)`, `url = ANY($1)`): the
+ * scan opens the relation once per distinct value, one after the other. */
+#define VDPG_BIND_ARG_IN 15
 
 #endif

@@ -6,24 +6,53 @@
  * COMMIT, and a ROLLBACK leaves the dataset as it was. */
 #include "fdw.h"
 
+#include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "foreign/fdwapi.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
+#include "optimizer/optimizer.h"
+#include "funcapi.h"
 #include "utils/rel.h"
 
 typedef struct modify_state {
   vdpg_ftable *ft;
   int conflict;
   AttrNumber ctid; /* DELETE: the junk column holding the row identity */
+  /* DELETE ... RETURNING: per attribute, the junk column the scan fills with its value
+   * (0: not read); wholerow: the junk column of the whole row instead */
+  AttrNumber ret[VDSQL_PG_MAX_COLS];
+  AttrNumber wholerow;
+  bool returning;
   MemoryContext rowcx;
 } modify_state;
 
+/* The row identity, and for DELETE ... RETURNING the columns it returns: the executor
+ * takes a foreign table's deleted row from what ExecForeignDelete returns, so the scan
+ * must read them (only them) for the row it hands over. A child of a partitioned table
+ * gets its whole row, its attribute numbers being its own. */
 static void add_targets(PlannerInfo *root, Index rtindex, RangeTblEntry *rte, Relation rel) {
   Var *v = makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0);
   add_row_identity_var(root, v, rtindex, "ctid");
+  if (root->parse->commandType != CMD_DELETE || !root->parse->returningList) return;
+  Bitmapset *attrs = NULL;
+  pull_varattnos((Node *)root->parse->returningList, root->parse->resultRelation, &attrs);
+  bool whole = rtindex != (Index)root->parse->resultRelation ||
+               bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
+  if (whole) {
+    add_row_identity_var(root, makeWholeRowVar(rte, rtindex, 0, false), rtindex, "wholerow");
+    return;
+  }
+  TupleDesc d = RelationGetDescr(rel);
+  for (int x = -1; (x = bms_next_member(attrs, x)) >= 0;) {
+    AttrNumber att = x + FirstLowInvalidHeapAttributeNumber;
+    if (att <= 0 || att > d->natts) continue;
+    Form_pg_attribute a = TupleDescAttr(d, att - 1);
+    add_row_identity_var(root, makeVar(rtindex, att, a->atttypid, a->atttypmod, a->attcollation, 0), rtindex,
+                         psprintf("vdsql_returning_%d", att));
+  }
 }
 
 /* ON CONFLICT DO NOTHING keeps what is there, as OR IGNORE does in SQLite; the table
@@ -53,11 +82,43 @@ static void begin_modify(ModifyTableState *mt, ResultRelInfo *rinfo, List *priv,
     Plan *sub = outerPlanState(mt)->plan;
     m->ctid = ExecFindJunkAttributeInTlist(sub->targetlist, "ctid");
     if (!AttributeNumberIsValid(m->ctid)) elog(ERROR, "vdsql: the row identity (ctid) is missing from the plan");
+    m->wholerow = ExecFindJunkAttributeInTlist(sub->targetlist, "wholerow");
+    m->returning = AttributeNumberIsValid(m->wholerow);
+    for (int i = 0; i < m->ft->natts && i < VDSQL_PG_MAX_COLS; i++) {
+      m->ret[i] = ExecFindJunkAttributeInTlist(sub->targetlist, psprintf("vdsql_returning_%d", i + 1));
+      if (!AttributeNumberIsValid(m->ret[i])) m->ret[i] = 0;
+      else m->returning = true;
+    }
   }
   rinfo->ri_FdwState = m;
 }
 
 static void begin_insert(ModifyTableState *mt, ResultRelInfo *rinfo) { rinfo->ri_FdwState = start(rinfo, 0); }
+
+/* INSERT ... RETURNING: the columns the row did not give (size, stored, offsets, a
+ * default the relation fills in, a chunk's status and hash) as the table now holds
+ * them, read from the relation's cursor on that row or a scan of the table's rows (with
+ * the transaction's own) at the row's id. */
+static void derived(modify_state *m, void *tab, int64_t rowid, TupleTableSlot *slot) {
+  const vd_relation *r = m->ft->rel;
+  vd_err err;
+  vd_err_clear(&err);
+  void *cur = NULL;
+  vd_ctx *ctx = vdpg_ftable_ctx(m->ft);
+  vd_code rc = r->table->inserted ? r->table->inserted(ctx, tab, rowid, &cur, &err) : r->table->open(ctx, tab, &cur, &err);
+  while (!rc && !r->eof(cur) && r->rowid(cur) != rowid) rc = r->next(cur, &err);
+  if (!rc && r->eof(cur)) rc = vd_fail(&err, VD_ERROR, "%s: the row just inserted is not in its table", r->name);
+  for (int i = 0; i < m->ft->natts && !rc; i++) {
+    int c = m->ft->attcol[i];
+    if (c < 0 || (r->cols[c].flags & VD_COL_ARG) || !slot->tts_isnull[i]) continue;
+    vd_value v = vd_null();
+    if ((rc = r->column(cur, c, &v, &err))) break;
+    rc = vdsql_pg_datum(&v, r->cols[c].type, r->cols[c].name, &slot->tts_values[i], &slot->tts_isnull[i], &err);
+    if (v.dtor) v.dtor((void *)v.p);
+  }
+  if (cur) r->close(cur);
+  if (rc) vdsql_pg_raise(rc, &err);
+}
 
 static TupleTableSlot *insert_one(ResultRelInfo *rinfo, TupleTableSlot *slot) {
   modify_state *m = rinfo->ri_FdwState;
@@ -75,6 +136,14 @@ static TupleTableSlot *insert_one(ResultRelInfo *rinfo, TupleTableSlot *slot) {
     row[pos[c]] = vdpg_value_of(slot->tts_values[i], TupleDescAttr(d, i)->atttypid);
   }
   MemoryContextSwitchTo(old);
+  int nul = vd_rel_null_col(r, row);
+  if (nul >= 0) /* as a NOT NULL column of a heap table: ON CONFLICT DO NOTHING does not cover it */
+    ereport(ERROR, (errcode(ERRCODE_NOT_NULL_VIOLATION),
+                    errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+                           r->cols[nul].name, RelationGetRelationName(rinfo->ri_RelationDesc)),
+                    errdetail("vdsql: %s (%s): %s is %s", m->ft->conn[0], r->name, r->cols[nul].name,
+                              strcmp(r->cols[nul].name, "data") == 0 ? "the bytes written, never empty for NULL"
+                                                                     : "the row's key")));
   void *tab = vdpg_writer(m->ft, true);
   vd_err err;
   vd_err_clear(&err);
@@ -89,6 +158,7 @@ static TupleTableSlot *insert_one(ResultRelInfo *rinfo, TupleTableSlot *slot) {
                             RelationGetRelationName(rinfo->ri_RelationDesc))));
   if (rc) vdsql_pg_raise(rc, &err);
   vdpg_rowid_to_tid(rowid, &slot->tts_tid);
+  if (rinfo->ri_projectReturning && (r->table->sees_own_rows || r->table->inserted)) derived(m, tab, rowid, slot);
   return slot;
 }
 
@@ -117,6 +187,30 @@ static int batch_size(ResultRelInfo *rinfo) {
   return 1000;
 }
 
+/* The deleted row's values, as the scan read them, into the slot RETURNING projects. */
+static void deleted_row(modify_state *m, TupleTableSlot *slot, TupleTableSlot *plan) {
+  TupleDesc d = slot->tts_tupleDescriptor;
+  bool isnull;
+  ExecClearTuple(slot);
+  memset(slot->tts_isnull, true, sizeof(bool) * d->natts);
+  if (m->wholerow) {
+    Datum w = ExecGetJunkAttribute(plan, m->wholerow, &isnull);
+    if (!isnull) {
+      HeapTupleHeader h = DatumGetHeapTupleHeader(w);
+      HeapTupleData t;
+      t.t_len = HeapTupleHeaderGetDatumLength(h);
+      ItemPointerSetInvalid(&t.t_self);
+      t.t_tableOid = InvalidOid;
+      t.t_data = h;
+      heap_deform_tuple(&t, d, slot->tts_values, slot->tts_isnull);
+    }
+  } else {
+    for (int i = 0; i < d->natts && i < VDSQL_PG_MAX_COLS; i++)
+      if (m->ret[i]) slot->tts_values[i] = ExecGetJunkAttribute(plan, m->ret[i], &slot->tts_isnull[i]);
+  }
+  ExecStoreVirtualTuple(slot);
+}
+
 static TupleTableSlot *exec_delete(EState *es, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *plan) {
   modify_state *m = rinfo->ri_FdwState;
   bool isnull;
@@ -126,6 +220,7 @@ static TupleTableSlot *exec_delete(EState *es, ResultRelInfo *rinfo, TupleTableS
   vd_err_clear(&err);
   vd_code rc = m->ft->rel->table->remove(vdpg_writer(m->ft, true), vdpg_tid_to_rowid((ItemPointer)DatumGetPointer(d)), &err);
   if (rc) vdsql_pg_raise(rc, &err);
+  if (m->returning) deleted_row(m, slot, plan);
   return slot;
 }
 

@@ -30,6 +30,7 @@ typedef struct vt_tab {
   /* declared column -> how vt_column gets it: >= 0 its index in the relation's ints()
    * row, -1 through column(), <= -2 argument -2 - fast (an argument column) */
   int fast[64];
+  char name[64]; /* the table's own name, for the NOT NULL error SQLite's tables give */
 } vt_tab;
 
 typedef struct vt_cur {
@@ -108,6 +109,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   t->ctx = m->conn->ctx;
   t->db = db;
   t->tab = tab;
+  snprintf(t->name, sizeof t->name, "%s", argv[2]);
   for (int i = 0; i < 64; i++) {
     int col = t->colmap[i] = named ? (i < ndecl ? colmap[i] : 0) : i;
     t->fast[i] = r->ints && r->int_col && col < r->ncols ? r->int_col[col] : -1;
@@ -491,7 +493,14 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
     int n = argc - 2 < 64 ? argc - 2 : 64;
     for (int i = 0; i < n; i++) row[i] = vdsql_arg(argv[2 + i]);
     int64_t id = 0;
-    int oc = sqlite3_vtab_on_conflict(t->db);
+    int oc = sqlite3_vtab_on_conflict(t->db), nul = vd_rel_null_col(t->rel, row);
+    /* as a NOT NULL column of SQLite's own tables: OR IGNORE skips the row (SQLite turns
+     * the constraint code into a skip), OR REPLACE has no default to put there and fails */
+    if (nul >= 0) {
+      sqlite3_free(vt->zErrMsg);
+      vt->zErrMsg = sqlite3_mprintf("NOT NULL constraint failed: %s.%s", t->name, t->rel->cols[nul].name);
+      return SQLITE_CONSTRAINT_NOTNULL;
+    }
     rc = ops->insert(t->tab, row,
                      oc == SQLITE_REPLACE ? VD_CONFLICT_REPLACE : oc == SQLITE_IGNORE ? VD_CONFLICT_IGNORE
                                                                                         : VD_CONFLICT_ABORT,

@@ -31,7 +31,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from pgtest import data, ok, psql, run, stop, done, env, top, work  # noqa: E402
+from pgtest import data, ok, psql, run, stop, done, env, top, vtkhdf_parts, work  # noqa: E402
 
 crash = importlib.machinery.SourceFileLoader('crash', os.path.join(top, 'tests/lindi/crash.t')).load_module()
 TRIALS = int(os.environ.get('PG_KILL_TRIALS', '8'))
@@ -157,13 +157,7 @@ try:
     ok(r.returncode == 0, 'the session after a failed COMMIT: the server answers', r.stderr)
 
     # vtkhdf_main: parts assembled at COMMIT, nothing on ROLLBACK (h5py reads the result)
-    g = os.path.join(work, 'vtk')
-    os.makedirs(g)
-    run([os.path.join(top, 'build', 'mkvtkhdf'), g])
-    parts = [os.path.join(g, f'ext_partitions_part{i}.vtkhdf') for i in range(3)]
-    for f in os.listdir(g):
-        os.chmod(os.path.join(g, f), 0o644)
-    os.chmod(g, 0o755)
+    parts = vtkhdf_parts()
     main = os.path.join(w, 'main.vtkhdf')
     psql(f"CREATE FOREIGN TABLE m (file text, stored text) SERVER s OPTIONS (relation 'vtkhdf_main', url '{main}', "
          "layout 'partitions')")

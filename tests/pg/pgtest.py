@@ -124,6 +124,18 @@ def norm(text):
 
 
 
+def vtkhdf_parts(n=3):
+    """The generator's (build/mkvtkhdf) partitioned VTKHDF parts, readable by the postgres
+    user: their paths, part 0 to n - 1."""
+    g = os.path.join(work, 'vtk')
+    os.makedirs(g, exist_ok=True)
+    run([os.path.join(top, 'build', 'mkvtkhdf'), g])
+    for f in os.listdir(g):
+        os.chmod(os.path.join(g, f), 0o644)
+    os.chmod(g, 0o755)
+    return [os.path.join(g, f'ext_partitions_part{i}.vtkhdf') for i in range(n)]
+
+
 def stop():
     for st in clusters:
         run([os.path.join(top, 'scripts/pg-test-server'), 'stop', st])

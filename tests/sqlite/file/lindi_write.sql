@@ -85,3 +85,13 @@ SELECT count(*) AS trash FROM tar_members('@DATA@/lindi/new.lindi.tar') WHERE na
 -- a standalone .lindi.json is read, never written
 CREATE VIRTUAL TABLE j USING lindi_refs('@DATA@/lindi/small.lindi.json');
 SELECT count(*) AS refs, sum(key = 'k') AS k FROM lindi_refs('@DATA@/lindi/small.lindi.json');
+-- a NULL key or NULL data is SQLite's NOT NULL error (SQLITE_CONSTRAINT_NOTNULL), as in a
+-- table of its own with a NOT NULL column: OR IGNORE skips the row, OR REPLACE has no
+-- default to put there and fails; never an empty member
+INSERT OR REPLACE INTO a(name, data) VALUES (NULL, 'x');
+INSERT OR IGNORE INTO a(name, data) VALUES (NULL, 'x');
+SELECT changes() AS ignored;
+INSERT INTO a(name, data) VALUES ('nodata', NULL);
+INSERT INTO a(name) VALUES ('nodata');
+INSERT INTO r(value) VALUES ('nokey');
+SELECT count(*) AS nodata FROM lindi_files('@DATA@/lindi/new.lindi.tar') WHERE name = 'nodata';

@@ -34,6 +34,9 @@ const vds_dataset *vds_writer_dataset(const vds_writer *w);
  * (whose row the front end then skips); OR REPLACE replaces it. */
 vd_code vds_writer_put(vds_writer *w, int64_t chunk, const void *data, size_t len, int conflict, vd_err *err);
 vd_code vds_writer_commit(vds_writer *w, vd_err *err);
+/* The page entry (8 bytes) this transaction gives chunk, its upload done or on its way:
+ * 1, or 0 when the transaction has not put it. */
+int vds_writer_entry(const vds_writer *w, int64_t chunk, unsigned char raw[8]);
 void vds_writer_rollback(vds_writer *w);
 /* Savepoint n (0, 1, ... nested; SQLite's numbering) begins now; levels below it not
  * marked yet begin now too. rollback_to(n) takes back exactly the chunks put since it

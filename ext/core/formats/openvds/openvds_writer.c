@@ -287,6 +287,17 @@ static int flying(const vds_writer *w, int64_t chunk) {
   return -1;
 }
 
+int vds_writer_entry(const vds_writer *w, int64_t chunk, unsigned char raw[8]) {
+  int i = flying(w, chunk); /* the newer: a put waits for the chunk's earlier upload */
+  if (i >= 0) {
+    memcpy(raw, w->fly[i].raw, 8);
+    return 1;
+  }
+  if ((i = staged_at(w, chunk)) < 0) return 0;
+  memcpy(raw, w->st[i].raw, 8);
+  return 1;
+}
+
 /* Takes the finished uploads off the queue: staged when it succeeded, the first
  * failure kept (commit refuses). */
 static vd_code harvest(vds_writer *w, vd_err *err) {

@@ -14,7 +14,7 @@
 #include "util/utf8.h"
 #include "vd_catalog.h"
 
-static const vd_colspec cols[] = {{"key", VD_TEXT, 0},    {"kind", VD_TEXT, 0},     {"value", VD_NULL, 0},
+static const vd_colspec cols[] = {{"key", VD_TEXT, VD_COL_NOTNULL},    {"kind", VD_TEXT, 0},     {"value", VD_NULL, 0},
                                   {"target", VD_TEXT, 0}, {"offset", VD_INT, 0},    {"size", VD_INT, 0},
                                   {"member", VD_TEXT, 0}, {"archive_offset", VD_INT, 0},
                                   {"url", VD_TEXT, VD_COL_ARG}};
@@ -136,6 +136,7 @@ static const vd_table_ops ops = {
     .savepoint = lindi_tx_savepoint,
     .rollback_to = lindi_tx_rollback_to,
     .release = lindi_tx_release,
+    .sees_own_rows = 1,
     .args = "url"};
 
 const vd_relation vd_rel_lindi_refs = {

@@ -9,8 +9,8 @@
 #include "formats/lindi/lindi_writer.h"
 #include "vd_catalog.h"
 
-static const vd_colspec cols[] = {{"name", VD_TEXT, 0},
-                                  {"data", VD_BLOB, 0},
+static const vd_colspec cols[] = {{"name", VD_TEXT, VD_COL_NOTNULL},
+                                  {"data", VD_BLOB, VD_COL_NOTNULL},
                                   {"size", VD_INT, 0},
                                   {"header_offset", VD_INT, 0},
                                   {"data_offset", VD_INT, 0}};
@@ -105,6 +105,7 @@ static const vd_table_ops ops = {
     .savepoint = lindi_tx_savepoint,
     .rollback_to = lindi_tx_rollback_to,
     .release = lindi_tx_release,
+    .sees_own_rows = 1,
     .args = "url"};
 
 const vd_relation vd_rel_lindi_tar = {

@@ -25,10 +25,10 @@ enum { C_CHUNK, C_PAGE, C_STATUS, C_HASH, C_CONST, C_OBJSIZE, C_LEVELS, C_DIM0, 
 #define PUSH VD_COL_PUSH
 #define DIM(d) {"i" #d, VD_INT, PUSH}, {"min" #d, VD_INT, PUSH}, {"max" #d, VD_INT, PUSH}
 static const vd_colspec cols[] = {
-    {"chunk", VD_INT, PUSH},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
+    {"chunk", VD_INT, PUSH | VD_COL_NOTNULL},   {"page", VD_INT, PUSH},        {"status", VD_TEXT, 0},
     {"hash", VD_INT, 0},       {"constant_value", VD_REAL, 0}, {"object_size", VD_INT, 0},
     {"adaptive_levels", VD_BLOB, 0}, DIM(0), DIM(1), DIM(2), DIM(3), DIM(4), DIM(5),
-    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN}};
+    {"key", VD_TEXT, 0},       VDS_URL_ARG, VDS_LAYER_ARG,    {"data", VD_BLOB, VD_COL_HIDDEN | VD_COL_NOTNULL}};
 
 typedef struct {
   vds_cur b;
@@ -474,6 +474,23 @@ static vd_code t_insert(void *tab, const vd_value *row, int conflict, int64_t *r
                         : conflict == VD_CONFLICT_IGNORE ? VDS_ON_IGNORE : VDS_ON_ABORT, err);
 }
 
+/* The chunk just put, for RETURNING: its position, page and key as a scan of that chunk
+ * gives them, its entry (status, hash) the transaction's. */
+static vd_code t_inserted(vd_ctx *ctx, void *tab, int64_t rid, void **cur, vd_err *err) {
+  table_t *t = tab;
+  vd_value a[2] = {vd_text(t->url), vd_text(t->layer)}, c = vd_int(rid);
+  vd_filter f = {C_CHUNK, VD_OP_EQ, &c, 1};
+  unsigned char raw[8];
+  vd_code rc = open_(ctx, a, 2, &f, 1, cur, err);
+  chunks_cur *k = *cur;
+  if (!rc && k && k->chunk == rid && vds_writer_entry(t->w, rid, raw)) {
+    vds_entry_decode(raw, 8, &k->e);
+    k->has_entry = 1;
+    k->entry_of = rid;
+  }
+  return rc;
+}
+
 static vd_code t_remove(void *tab, int64_t rid, vd_err *err) {
   (void)tab, (void)rid;
   return vd_fail(err, VD_UNSUPPORTED, "vds_chunks: DELETE is not supported (OpenVDS has no chunk deletion)");
@@ -505,6 +522,7 @@ static const vd_table_ops ops = {
     .savepoint = t_savepoint,
     .rollback_to = t_rollback_to,
     .release = t_release,
+    .inserted = t_inserted,
     .args = "url, layer"};
 
 /* planners: from the cached documents only (vds_cursor.h) */

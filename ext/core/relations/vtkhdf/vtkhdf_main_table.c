@@ -8,7 +8,7 @@
 #include "formats/vtkhdf/vtkhdf_main.h"
 #include "vd_catalog.h"
 
-static const vd_colspec cols[] = {{"file", VD_TEXT, 0},
+static const vd_colspec cols[] = {{"file", VD_TEXT, VD_COL_NOTNULL},
                                   {"step", VD_INT, 0},
                                   {"time", VD_REAL, 0},
                                   {"block", VD_TEXT, 0},
@@ -117,6 +117,7 @@ static const vd_table_ops ops = {
     .savepoint = vm_tx_savepoint,
     .rollback_to = vm_tx_rollback_to,
     .release = vm_tx_release,
+    .sees_own_rows = 1,
     .args = "url, layout"};
 
 const vd_relation vd_rel_vtkhdf_main = {
