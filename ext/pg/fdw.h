@@ -7,6 +7,7 @@
 #include "pg_glue.h"
 
 #include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
 
@@ -53,6 +54,14 @@ double vdpg_call_rows(const vd_relation *r, vd_ctx *(*ctx)(const void *), const 
                       int nargs, const vd_filter *f, int nf);
 char *vdpg_call_url(const vd_relation *r, const vd_value *args, int nargs);
 void vdpg_call_cost(const vd_relation *r, const char *url, double rows, Cost *startup, Cost *total);
+/* The part of a call's cost that is waiting on requests (plan_jit.c leaves it out of the
+ * JIT decision); vdpg_func_wait: the same for a function's call expression. */
+double vdpg_call_wait(const vd_relation *r, const char *url, double rows);
+double vdpg_func_wait(const vd_relation *r, PlannerInfo *root, List *args, double rows);
+/* What one execution of a plan node waits on requests, if it is a vdsql scan (a foreign
+ * scan of a vdsql table, the streaming function scan), else 0. */
+double vdpg_fscan_wait(const ForeignScan *fs, List *rtable);
+double vdpg_funcscan_wait(const CustomScan *cs);
 /* A table that drives calls of vdsql relations (LATERAL functions, joined foreign
  * tables) gets a partial path (plan_cost.c; funcscan.c's pathlist hook calls it). */
 void vdpg_catalog_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
@@ -90,7 +99,7 @@ void vdpg_fdw_modify_routine(struct FdwRoutine *r);
  * [1] String: the LIMIT hint, or ""; [2] List of Integer: per fdw_exprs entry,
  * col * 16 + op (op 0: argument of column col, VDPG_BIND_ARG_IN: its list, else a vd_op
  * filter). */
-enum { VDPG_PRIV_COLS, VDPG_PRIV_LIMIT, VDPG_PRIV_BINDS };
+enum { VDPG_PRIV_COLS, VDPG_PRIV_LIMIT, VDPG_PRIV_BINDS, VDPG_PRIV_WAIT };
 /* The op of a bind that gives an argument a list (`url IN (...)`, `url = ANY($1)`): the
  * scan opens the relation once per distinct value, one after the other. */
 #define VDPG_BIND_ARG_IN 15

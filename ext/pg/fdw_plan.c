@@ -23,6 +23,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -300,6 +301,13 @@ static TargetEntry *column_entry(Oid relid, Index varno, int att, int resno) {
   return makeTargetEntry((Expr *)makeVar(varno, (AttrNumber)att, type, typmod, coll, 0), (AttrNumber)resno, NULL, false);
 }
 
+double vdpg_fscan_wait(const ForeignScan *fs, List *rtable) {
+  if (fs->scan.scanrelid == 0 || list_length(fs->fdw_private) <= VDPG_PRIV_WAIT) return 0;
+  RangeTblEntry *rte = rt_fetch(fs->scan.scanrelid, rtable);
+  if (rte->rtekind != RTE_RELATION || !vdpg_is_vdsql_ftable(rte->relid)) return 0; /* another wrapper's plan */
+  return strtod(strVal(list_nth(fs->fdw_private, VDPG_PRIV_WAIT)), NULL);
+}
+
 static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, ForeignPath *best, List *tlist,
                          List *scan_clauses, Plan *outer_plan) {
   plan_state *ps = baserel->fdw_private;
@@ -395,7 +403,10 @@ static ForeignScan *plan(PlannerInfo *root, RelOptInfo *baserel, Oid relid, Fore
       baserel->reloptkind == RELOPT_BASEREL && bms_membership(root->all_baserels) == BMS_SINGLETON &&
       root->parse->sortClause == NIL)
     limit = psprintf("%.0f", root->limit_tuples);
-  List *priv = list_make3(makeString(psprintf("%llx", (unsigned long long)cols)), makeString(limit), binds);
+  /* what one execution of the scan waits on requests (plan_jit.c) */
+  char *wait = psprintf("%.17g", vdpg_call_wait(r, ps->url, best->path.rows));
+  List *priv = list_make4(makeString(psprintf("%llx", (unsigned long long)cols)), makeString(limit), binds,
+                          makeString(wait));
   return make_foreignscan(tlist, local, baserel->relid, exprs, priv, scan_tlist, NIL, outer_plan);
 }
 

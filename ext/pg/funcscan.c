@@ -48,8 +48,14 @@ static CustomExecMethods exec_methods;
 
 /* custom_private: [0] String: the relation's name; [1] String: the output columns read,
  * a hex bit mask by output column (bit 63: every column from 63 on); [2] Integer: the
- * function's Oid (EXPLAIN's Function Call). */
-enum { PRIV_NAME, PRIV_COLS, PRIV_FUNC };
+ * function's Oid (EXPLAIN's Function Call); [3] String: the cost one execution waits on
+ * requests (plan_jit.c). */
+enum { PRIV_NAME, PRIV_COLS, PRIV_FUNC, PRIV_WAIT };
+
+double vdpg_funcscan_wait(const CustomScan *cs) {
+  if (cs->methods != &scan_methods || list_length(cs->custom_private) <= PRIV_WAIT) return 0;
+  return strtod(strVal(list_nth(cs->custom_private, PRIV_WAIT)), NULL);
+}
 
 /* The catalogue relation a function stands for, if it is vdsql_relation of a C library
  * that is this one; NULL for any other function. */
@@ -108,7 +114,10 @@ static void pathlist_hook(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
     cp->path = *p; /* the same rows, cost, parameterization and parallel safety */
     cp->path.type = T_CustomPath;
     cp->path.pathtype = T_CustomScan;
-    cp->custom_private = list_make3(makeString(pstrdup(r->name)), makeString(pstrdup(mask)), makeInteger((int)funcid));
+    /* [3]: what one execution waits on requests (plan_jit.c) */
+    char *wait = psprintf("%.17g", vdpg_func_wait(r, root, ((FuncExpr *)rf->funcexpr)->args, p->rows));
+    cp->custom_private = list_make4(makeString(pstrdup(r->name)), makeString(pstrdup(mask)), makeInteger((int)funcid),
+                                    makeString(wait));
     cp->methods = &path_methods;
     lfirst(lc) = cp;
   }

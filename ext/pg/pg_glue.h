@@ -47,6 +47,9 @@ void vdpg_fdw_plan_init(void);
 /* The functions' streaming scan in FROM (funcscan.c): its planner hook and its plan
  * node's methods, set by _PG_init. */
 void vdpg_funcscan_init(void);
+/* The JIT decision without the requests' waits (plan_jit.c): its ExecutorStart hook,
+ * set by _PG_init. */
+void vdpg_plan_jit_init(void);
 /* Credentials (credentials.c): the GUC vdsql.server, defined by _PG_init. */
 void vdpg_credentials_init(void);
 /* Applies a vdsql server's options and the current user's mapping for it (else the

@@ -47,9 +47,19 @@ static vd_ctx *session_ctx(const void *arg) {
   return vdsql_pg_ctx();
 }
 
+/* What one request of a call to url costs (none for a relation that reads nothing). */
+static double request_cost(const vd_relation *r, const char *url) {
+  bool io = (r->flags & VD_REL_IO) != 0;
+  return !io ? 0 : (url && !vd_store_is_remote(url) ? 1 : REMOTE_REQUEST) * seq_page_cost;
+}
+
+double vdpg_call_wait(const vd_relation *r, const char *url, double rows) {
+  return vd_rel_requests(r, rows) * request_cost(r, url);
+}
+
 void vdpg_call_cost(const vd_relation *r, const char *url, double rows, Cost *startup, Cost *total) {
   bool io = (r->flags & VD_REL_IO) != 0;
-  double req = !io ? 0 : (url && !vd_store_is_remote(url) ? 1 : REMOTE_REQUEST) * seq_page_cost;
+  double req = request_cost(r, url);
   /* the documents come before the first row; the pages as the rows go. A row of a
    * relation that reads files costs 4 cpu_tuple_cost, about a heap row read from disk
    * (measured for vds_chunks against a native table of the same rows, bench/pg). */
@@ -80,6 +90,12 @@ static bool const_args(const vd_relation *r, PlannerInfo *root, List *exprs, vd_
   }
   *nargs = n;
   return true;
+}
+
+double vdpg_func_wait(const vd_relation *r, PlannerInfo *root, List *args, double rows) {
+  vd_value a[VDSQL_PG_MAX_COLS];
+  int n = 0;
+  return vdpg_call_wait(r, const_args(r, root, args, a, &n) ? vdpg_call_url(r, a, n) : NULL, rows);
 }
 
 PGDLLEXPORT Datum vdsql_relation_support(PG_FUNCTION_ARGS);

@@ -186,5 +186,6 @@ void _PG_init(void) {
   vdpg_credentials_init(); /* vdsql.server, PostgreSQL's own */
   vdpg_fdw_plan_init();
   vdpg_funcscan_init();
+  vdpg_plan_jit_init();
   MarkGUCPrefixReserved("vdsql");
 }

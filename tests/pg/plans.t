@@ -163,6 +163,32 @@ try:
             want = [f'{k}|{v * N_LARGE}' for k, v in sorted(statuses.items())]
             ok(p.stdout.split() == want, f'and the generator\'s statuses times {N_LARGE}: ' + ', '.join(want),
                p.stdout)
+    # --- JIT decided without the requests' waits (plan_jit.c) ---------------------------
+    # the 500-dataset audit costs more than jit_above_cost, most of it requests: in a
+    # fresh session (the module loaded while this very query is planned) no JIT
+    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {audit('catalog500')}")
+    try:
+        js = json.loads(r.stdout)[0]
+        cost = js['Plan']['Total Cost']
+    except (ValueError, IndexError, KeyError):
+        js, cost = {}, None
+    ok(r.returncode == 0 and cost is not None and cost > 100000 and 'JIT' not in js,
+       f'the audit of {N_LARGE} datasets costs {cost}, over jit_above_cost 100000, most of it waiting on requests: '
+       'a fresh session runs it without JIT (EXPLAIN ANALYZE has no JIT section)', r.stdout[-1500:] + r.stderr)
+    # a query whose own work is over the threshold keeps its JIT: the layers of one
+    # dataset joined with three million numbers
+    q = f"SELECT sum(g) FROM vds_layers('{ds}') l, generate_series(1, 3000000) g"
+    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {q}")
+    try:
+        js = json.loads(r.stdout)[0]
+        cost = js['Plan']['Total Cost']
+    except (ValueError, IndexError, KeyError):
+        js, cost = {}, None
+    jit = js.get('JIT', {})
+    ok(r.returncode == 0 and cost is not None and cost > 100000 and jit.get('Functions', 0) > 0,
+       f'a vdsql query whose own work costs {cost} (vds_layers x 3M numbers) keeps PostgreSQL\'s JIT: {jit}',
+       r.stdout[-1500:] + r.stderr)
+
     # what makes it parallel is the catalog feeding vdsql calls, not the table's size:
     # the same table driving another function (costed so that workers would pay, as a
     # Gather shows once the table has parallel_workers) gets no partial scan; the module
