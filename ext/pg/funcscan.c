@@ -16,6 +16,7 @@
 #include "rows.h"
 
 #include "access/htup_details.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -23,6 +24,7 @@
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/pathnode.h"
@@ -31,6 +33,7 @@
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -155,7 +158,17 @@ typedef struct fscan {
   bool advance; /* the row returned last is still the cursor's current row */
   vdpg_rows rows;
   vd_err err;
+  /* the call as pg_stat_user_functions counts it (track_functions = all), from the
+   * cursor's open to its end, as fmgr counts a Function Scan's call */
+  FmgrInfo flinfo;
+  PgStat_FunctionCallUsage fcu;
+  bool counting;
 } fscan;
+
+static void count_end(fscan *s) {
+  if (s->counting) pgstat_end_function_usage(&s->fcu, true);
+  s->counting = false;
+}
 
 static void close_cursor(void *arg) {
   fscan *s = arg;
@@ -178,6 +191,13 @@ static void scan_begin(CustomScanState *node, EState *es, int eflags) {
   cb->func = close_cursor, cb->arg = s;
   MemoryContextRegisterResetCallback(cx, cb); /* before anything can fail */
   s->ocx = AllocSetContextCreate(cx, "vdsql function scan identity", ALLOCSET_SMALL_SIZES);
+  /* EXECUTE on the function, as a Function Scan checks it when its plan starts (a
+   * REVOKE EXECUTE must hold whichever scan runs the call) */
+  Oid fn = (Oid)intVal(list_nth(cs->custom_private, PRIV_FUNC));
+  AclResult acl = pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE);
+  if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(fn));
+  InvokeFunctionExecuteHook(fn);
+  fmgr_info_cxt(fn, &s->flinfo, cx);
   s->rel = relation_named(strVal(list_nth(cs->custom_private, PRIV_NAME)));
   uint64 cols = strtoull(strVal(list_nth(cs->custom_private, PRIV_COLS)), NULL, 16);
   const vd_relation *r = s->rel;
@@ -214,6 +234,11 @@ static void open_cursor(fscan *s) {
     args[nargs++] = isnull || c < 0 ? vd_null() : vdsql_pg_arg(d, r->cols[c].type);
   }
   MemoryContextReset(s->ocx); /* the last open's identity, cleared */
+  count_end(s);
+  LOCAL_FCINFO(fcinfo, 0);
+  InitFunctionCallInfoData(*fcinfo, &s->flinfo, 0, InvalidOid, NULL, NULL);
+  pgstat_init_function_usage(fcinfo, &s->fcu);
+  s->counting = true;
   s->ctx = vdsql_pg_ctx();
   vdpg_check_relation_args(r, args, nargs); /* before anything is reached */
   s->id = vdpg_identity_take(s->ctx, s->ocx);
@@ -236,6 +261,7 @@ static TupleTableSlot *next_row(ScanState *ss) {
   if (!s->cur) return slot;
   if (!vdpg_rows_next(&s->rows, s->ctx, s->id, s->cur, &s->advance, slot->tts_values, slot->tts_isnull, &s->err)) {
     close_cursor(s); /* what it holds goes now, not at the end of the query */
+    count_end(s);
     return slot;
   }
   ExecStoreVirtualTuple(slot);
@@ -254,11 +280,13 @@ static TupleTableSlot *scan_exec(CustomScanState *node) {
 static void scan_rescan(CustomScanState *node) {
   fscan *s = (fscan *)node;
   close_cursor(s);
+  count_end(s);
   s->opened = false;
 }
 
 static void scan_end(CustomScanState *node) {
   fscan *s = (fscan *)node;
+  count_end(s);
   if (s->cx) MemoryContextDelete(s->cx); /* closes the cursor */
   s->cx = NULL;
 }

@@ -41,6 +41,17 @@ DELMANY = "DELMANY_COUNTS='1 1001' tests/store/delete_many.t"
 SP_FILE = "SP_STORES=file tests/openvds/savepoints.t"
 
 MUTANTS = [
+    dict(name="pg_funcscan_no_execute_check", file="ext/pg/funcscan.c",
+         find="  if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(fn));\n",
+         replace="",
+         why="the streaming scan of a function in FROM runs the call without EXECUTE on the function: a REVOKE "
+             "EXECUTE holds for SELECT f(...) but not for SELECT * FROM f(...)",
+         suites=["tests/pg/streaming.t"]),
+    dict(name="pg_funcscan_uncounted", file="ext/pg/funcscan.c",
+         find="  pgstat_init_function_usage(fcinfo, &s->fcu);\n  s->counting = true;\n",
+         replace="",
+         why="the streaming scan's calls missing from pg_stat_user_functions (track_functions = all)",
+         suites=["tests/pg/streaming.t", "tests/pg/shards.t"]),
     # ---- JIT decided without the requests' waits (ext/pg/plan_jit.c)
     dict(name="pg_jit_waits_counted", file="ext/pg/plan_jit.c",
          find="  if (!(st->jitFlags & PGJIT_PERFORM)) return;\n",

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import ok, psql, readable, run, sqlite, stop, done, top, work, bail, env  # noqa: E402
@@ -129,6 +130,32 @@ try:
        and p.returncode == 0 and got == want2,
        "parallel workers (the leader not taking part) under temp_file_limit = '1MB': twice SQLite's rows",
        plan.stdout + plan.stderr + p.stdout + p.stderr)
+
+    # the streaming scan is the function's call: EXECUTE checked (a REVOKE holds, 42501),
+    # and the call counted in pg_stat_user_functions as a Function Scan's
+    r = psql("CREATE ROLE streamer LOGIN; GRANT pg_read_server_files TO streamer; "
+             "REVOKE EXECUTE ON FUNCTION vds_chunks(text, text) FROM PUBLIC")
+    q2 = f"SELECT count(status) FROM vds_chunks('{big}', '{LAYER}')"
+    e = psql(f"EXPLAIN {q2}")
+    d = run(['psql', '-X', '-q', '-A', '-t', '-U', 'streamer', '-v', 'VERBOSITY=verbose', '-c', q2], env=env)
+    ok(r.returncode == 0 and 'Custom Scan (vdsql function)' in e.stdout and d.returncode != 0
+       and '42501' in d.stderr and 'permission denied for function vds_chunks' in d.stderr,
+       'EXECUTE revoked from PUBLIC: the streaming scan (Custom Scan in EXPLAIN) refuses the call with 42501',
+       r.stderr + e.stdout + e.stderr + d.stdout + d.stderr)
+    psql("GRANT EXECUTE ON FUNCTION vds_chunks(text, text) TO PUBLIC")
+    psql("SELECT pg_stat_reset()")
+    r = psql("SET track_functions = 'all'; "
+             f"SELECT count(*) FROM (SELECT 1 FROM vds_chunks('{big}', '{LAYER}') LIMIT 5) x; "
+             f"SELECT count(*) FROM (VALUES (1), (2), (3)) v(i), LATERAL (SELECT 1 FROM vds_chunks('{big}', '{LAYER}') "
+             "LIMIT v.i) y")
+    calls, deadline = None, time.monotonic() + 15
+    while calls != '4' and time.monotonic() < deadline:  # the session's counts reach the server when it ends
+        c = psql("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE funcname = 'vds_chunks'")
+        calls = c.stdout.strip()
+        time.sleep(0.3)
+    ok(r.returncode == 0 and calls == '4',
+       'track_functions = all counts the streaming scan\'s calls in pg_stat_user_functions: 4 (one, then one per '
+       f'outer row of three): {calls}', r.stdout + r.stderr)
 finally:
     stop()
 done()
