@@ -727,8 +727,8 @@ MUTANTS = [
              "first: a temporary file past work_mem, or as much memory",
          suites=["tests/pg/streaming.t"]),
     dict(name="pg_function_rescan_keeps_cursor", file="ext/pg/funcscan.c",
-         find="  close_cursor(s);\n  s->opened = false;\n",
-         replace="  close_cursor(s);\n",
+         find="  count_end(s);\n  s->opened = false;\n",
+         replace="  count_end(s);\n",
          why="a rescan of a function in FROM (the inner side of a nested loop) never opens the cursor again with the "
              "new outer row: one call's rows, then none",
          suites=["tests/pg/functions.t"]),
