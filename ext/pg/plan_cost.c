@@ -32,7 +32,6 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
-#include "store/store.h"
 
 #define REMOTE_REQUEST 25.0
 
@@ -50,7 +49,7 @@ static vd_ctx *session_ctx(const void *arg) {
 /* What one request of a call to url costs (none for a relation that reads nothing). */
 static double request_cost(const vd_relation *r, const char *url) {
   bool io = (r->flags & VD_REL_IO) != 0;
-  return !io ? 0 : (url && !vd_store_is_remote(url) ? 1 : REMOTE_REQUEST) * seq_page_cost;
+  return !io ? 0 : (url && vd_url_reach_of(url) != VD_REACH_NETWORK ? 1 : REMOTE_REQUEST) * seq_page_cost;
 }
 
 double vdpg_call_wait(const vd_relation *r, const char *url, double rows) {
