@@ -12,7 +12,6 @@ import collections
 import json
 import os
 import re
-import shutil
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))

@@ -21,7 +21,6 @@ import importlib.machinery
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess

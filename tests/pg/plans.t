@@ -20,7 +20,6 @@ LLVM) or the JIT check would prove nothing: the suite then fails saying so."""
 import collections
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +36,17 @@ def sql(script):
 def plan_rows(explain_json):
     """The top plan node's estimated rows of EXPLAIN (FORMAT JSON)."""
     return json.loads(explain_json)[0]['Plan']['Plan Rows']
+
+
+def analyzed(q):
+    """EXPLAIN (ANALYZE, FORMAT JSON) of q in a fresh session: (psql's result, the JSON's
+    top object or {}, the plan's total cost or None)."""
+    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {q}")
+    try:
+        js = json.loads(r.stdout)[0]
+        return r, js, js['Plan']['Total Cost']
+    except (ValueError, IndexError, KeyError):
+        return r, {}, None
 
 
 def nodes(plan):
@@ -117,13 +127,8 @@ try:
     def want_for(n):
         return [f'{k}|{v * n}' for k, v in sorted(verdicts.items())]
 
-    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {audit('catalog51')}")
-    try:
-        js = json.loads(r.stdout)[0]
-        cost = js['Plan']['Total Cost']
-        types = [p['Node Type'] for p in nodes(js['Plan'])]
-    except (ValueError, IndexError, KeyError):
-        js, cost, types = {}, None, []
+    r, js, cost = analyzed(audit('catalog51'))
+    types = [p['Node Type'] for p in nodes(js['Plan'])] if js else []
     ok(r.returncode == 0 and 'JIT' not in js and cost is not None and cost < 100000,
        f'the audit of {N_SMALL} datasets (catalog x vds_layers x vds_audit), default settings: costed {cost} '
        '(under jit_above_cost 100000), EXPLAIN ANALYZE has no JIT section', r.stdout[-2000:] + r.stderr)
@@ -166,24 +171,14 @@ try:
     # --- JIT decided without the requests' waits (plan_jit.c) ---------------------------
     # the 500-dataset audit costs more than jit_above_cost, most of it requests: in a
     # fresh session (the module loaded while this very query is planned) no JIT
-    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {audit('catalog500')}")
-    try:
-        js = json.loads(r.stdout)[0]
-        cost = js['Plan']['Total Cost']
-    except (ValueError, IndexError, KeyError):
-        js, cost = {}, None
+    r, js, cost = analyzed(audit('catalog500'))
     ok(r.returncode == 0 and cost is not None and cost > 100000 and 'JIT' not in js,
        f'the audit of {N_LARGE} datasets costs {cost}, over jit_above_cost 100000, most of it waiting on requests: '
        'a fresh session runs it without JIT (EXPLAIN ANALYZE has no JIT section)', r.stdout[-1500:] + r.stderr)
     # a query whose own work is over the threshold keeps its JIT: the layers of one
     # dataset joined with three million numbers
     q = f"SELECT sum(g) FROM vds_layers('{ds}') l, generate_series(1, 3000000) g"
-    r = psql(f"EXPLAIN (ANALYZE, FORMAT JSON) {q}")
-    try:
-        js = json.loads(r.stdout)[0]
-        cost = js['Plan']['Total Cost']
-    except (ValueError, IndexError, KeyError):
-        js, cost = {}, None
+    r, js, cost = analyzed(q)
     jit = js.get('JIT', {})
     ok(r.returncode == 0 and cost is not None and cost > 100000 and jit.get('Functions', 0) > 0,
        f'a vdsql query whose own work costs {cost} (vds_layers x 3M numbers) keeps PostgreSQL\'s JIT: {jit}',
