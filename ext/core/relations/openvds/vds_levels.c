@@ -1,7 +1,8 @@
 /* vds_levels(url, layer): for a wavelet layer, the bytes of each data chunk's object a
  * reader needs per adaptive level (spec section 4), from the page entries alone: level
  * -1 (the whole object, from the entry's size), then 0, 1, ... up to the first zero
- * level byte. */
+ * level byte. A layer without levels has no rows: `vds_layers x vds_levels` over a
+ * catalog must not stop at its first non-wavelet layer (issue 30). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,8 @@ static vd_code open_(vd_ctx *ctx, const vd_value *a, int na, const vd_filter *f,
   if (rc || !k->c->layer) return rc;
   const vds_layer *l = k->c->layer;
   k->chunk = l->chunk_count;
-  if ((rc = vds_need_wavelet(k->c->ds, l, err)) || (rc = vds_pages_open(ctx, k->c->ds, l, &k->pages, err))) return rc;
+  if (!(l->has_pages && l->entry_size == 28)) return VD_OK; /* no adaptive levels: no rows, not an error */
+  if ((rc = vds_pages_open(ctx, k->c->ds, l, &k->pages, err))) return rc;
   vds_pages_scan(k->pages, every_page, k, l->page_count - 1, 0);
   return seek(k, 0, err);
 }
@@ -106,4 +108,4 @@ const vd_relation vd_rel_vds_levels = {
     .column = column,
     .rowid = rowid,
     .close = close_,
-    .doc = "for a wavelet layer, one row per data chunk and adaptive level (-1 = whole object): the bytes of the chunk object a reader fetches for it"};
+    .doc = "for a wavelet layer (none for any other layer), one row per data chunk and adaptive level (-1 = whole object): the bytes of the chunk object a reader fetches for it"};
