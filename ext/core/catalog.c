@@ -8,7 +8,8 @@ extern const vd_relation vd_rel_vds_layout, vd_rel_vds_axes, vd_rel_vds_channels
 extern const vd_relation vd_rel_vtkhdf_partitions, vd_rel_vtkhdf_topologies, vd_rel_vtkhdf_arrays,
     vd_rel_vtkhdf_sources, vd_rel_vtkhdf_blocks, vd_rel_vtkhdf_array_starts, vd_rel_vdsql_relations, vd_rel_vdsql_config;
 extern const vd_relation vd_rel_vtkhdf_amr_boxes, vd_rel_vtkhdf_trees, vd_rel_vtkhdf_main;
-extern const vd_relation vd_rel_store_objects, vd_rel_vds_datasets;
+extern const vd_relation vd_rel_store_objects, vd_rel_vds_datasets, vd_rel_vdsql_datasets, vd_rel_vdsql_check,
+    vd_rel_vdsql_check_summary;
 extern const vd_function vd_fn_vds_chunk_data, vd_fn_vds_create, vd_fn_vds_repair, vd_fn_vds_chunk_bytes, vd_fn_vdsql_version,
     vd_fn_vdsql_config, vd_fn_lindi_read;
 
@@ -20,7 +21,7 @@ const vd_relation *const vd_relations[] = {
     &vd_rel_vtkhdf_partitions, &vd_rel_vtkhdf_topologies, &vd_rel_vtkhdf_arrays, &vd_rel_vtkhdf_sources,
     &vd_rel_vtkhdf_blocks, &vd_rel_vtkhdf_array_starts, &vd_rel_vtkhdf_amr_boxes, &vd_rel_vtkhdf_trees, &vd_rel_vtkhdf_main,
     &vd_rel_vdsql_relations, &vd_rel_vdsql_config, &vd_rel_store_objects, &vd_rel_vds_datasets,
-    NULL};
+    &vd_rel_vdsql_datasets, &vd_rel_vdsql_check, &vd_rel_vdsql_check_summary, NULL};
 
 const vd_function *const vd_functions[] = {&vd_fn_vds_chunk_data, &vd_fn_vds_create, &vd_fn_vds_repair, &vd_fn_vds_chunk_bytes,
                                            &vd_fn_lindi_read,     &vd_fn_vdsql_version, &vd_fn_vdsql_config, NULL};

@@ -101,6 +101,9 @@ void vds_layers_free(vds_layer *layers, int n);
 
 /* Dataset = layout + status fetched (through the cache) under a base URL. */
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err);
+/* The same, and when a document was fetched but does not parse, which one: *bad_doc 1
+ * for VolumeDataLayout, 2 for LayerStatus (0 otherwise: a fetch failed, or none). */
+vd_code vds_open_which(vd_ctx *ctx, const char *url, vds_dataset **out, int *bad_doc, vd_err *err);
 void vds_close(vds_dataset *ds);
 /* The dataset from fresh cached documents only, for planners: NULL when not cached. */
 vds_dataset *vds_peek(vd_ctx *ctx, const char *url);

@@ -33,7 +33,7 @@
 
 static const char *verdicts[] = {"ok",           "mismatch",     "missing_object", "missing_metadata",
                                  "orphan_object", "size_mismatch", "bad_object",    "count_mismatch",
-                                 "uncommitted_object"};
+                                 "uncommitted_object", "missing_page", "bad_page"};
 
 const char *vds_verdict_name(int v) { return verdicts[v]; }
 
@@ -48,7 +48,11 @@ struct vds_audit {
   vds_counts sum;   /* what the pages (and, for 8-byte layers' sizes, the objects) add up to */
   vds_counts fixed; /* the same with every repairable entry repaired */
   int count_row;    /* next count_mismatch candidate (0..2), after the chunks */
+  int keep_going;   /* a page that fails is a row, not the audit's end */
+  int page_failed;  /* so the sums lack a page: no count_mismatch rows */
 };
+
+void vds_audit_keep_going(vds_audit *a) { a->keep_going = 1; }
 
 static int64_t every_page(void *arg, int64_t q) {
   const vds_audit *a = arg;
@@ -161,6 +165,7 @@ static void judge(vds_audit *a, const vds_entry *e, const unsigned char *raw, co
   r->has_object_hash = decoded;
   r->object_hash = oh;
   r->object_size = o ? o->size : -1;
+  r->entry_object_size = e && es == 28 && e->status == VDS_S_DATA ? (int64_t)e->object_size : -1;
   r->repairable = 0;
   int written = e && e->status != VDS_S_UNWRITTEN;
   if (!o) {
@@ -230,6 +235,7 @@ static void add_counts(vds_audit *a, const vds_audit_row *r, const unsigned char
 static int count_row(vds_audit *a, vds_audit_row *row) {
   static const char *names[] = {"validChunkCount", "serializedSize", "uncompressedSize"};
   const vds_layer *l = a->l;
+  if (a->page_failed) return 0;
   int64_t have[3] = {l->valid_chunk_count, l->serialized_size, l->uncompressed_size};
   int64_t want[3] = {a->sum.valid, a->sum.serialized, a->sum.uncompressed};
   for (; l->has_pages && a->count_row < 3; a->count_row++) {
@@ -259,6 +265,19 @@ vd_code vds_audit_next(vds_audit *a, vds_audit_row *row, int *eof, vd_err *err) 
     unsigned char raw[28];
     if (l->has_pages) {
       vd_code rc = vds_pages_entry(a->pages, c, &e, raw, err);
+      if (rc && a->keep_going && (rc == VD_NOTFOUND || rc == VD_INVALID)) {
+        int64_t p = c / l->page_size;
+        row->chunk = -1;
+        row->page = p;
+        row->page_status = -1;
+        row->verdict = rc == VD_NOTFOUND ? VDS_V_MISSING_PAGE : VDS_V_BAD_PAGE;
+        snprintf(row->detail, sizeof row->detail, "%s", err->msg);
+        vd_err_clear(err);
+        a->page_failed = 1;
+        a->chunk = (p + 1) * l->page_size;
+        *eof = 0;
+        return VD_OK;
+      }
       if (rc) return rc;
       if (e.status == VDS_S_UNWRITTEN && !o) continue;
     }

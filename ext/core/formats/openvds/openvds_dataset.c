@@ -7,13 +7,21 @@
 #include "store/store.h"
 #include "openvds.h"
 
+/* bad (may be NULL): 1 when the layout did not parse, 2 when LayerStatus did not */
+static vd_code parse_docs(const vd_blob *layout, const vd_blob *status, const char *lwhere, const char *swhere,
+                          vds_dataset *ds, int *bad, vd_err *err) {
+  vd_code rc = vds_parse_layout((const char *)layout->data, layout->len, lwhere, &ds->layout, err);
+  if (rc && bad) *bad = 1;
+  if (!rc &&
+      (rc = vds_parse_status((const char *)status->data, status->len, swhere, &ds->layout, &ds->nlayers, &ds->layers,
+                             err)) && bad)
+    *bad = 2;
+  return rc;
+}
+
 vd_code vds_parse_docs(const vd_blob *layout, const vd_blob *status, const char *lwhere, const char *swhere,
                        vds_dataset *ds, vd_err *err) {
-  vd_code rc = vds_parse_layout((const char *)layout->data, layout->len, lwhere, &ds->layout, err);
-  if (!rc)
-    rc = vds_parse_status((const char *)status->data, status->len, swhere, &ds->layout, &ds->nlayers, &ds->layers,
-                          err);
-  return rc;
+  return parse_docs(layout, status, lwhere, swhere, ds, NULL, err);
 }
 
 vd_code vds_not_dataset(const char *url, vd_code rc, vd_err *err) {
@@ -26,7 +34,12 @@ vd_code vds_not_dataset(const char *url, vd_code rc, vd_err *err) {
 }
 
 vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
+  return vds_open_which(ctx, url, out, NULL, err);
+}
+
+vd_code vds_open_which(vd_ctx *ctx, const char *url, vds_dataset **out, int *bad_doc, vd_err *err) {
   *out = NULL;
+  if (bad_doc) *bad_doc = 0;
   if (!*url) return vd_fail(err, VD_INVALID, "empty dataset URL");
   vds_dataset *ds = calloc(1, sizeof *ds);
   char *urls[2] = {vd_url_join(url, "VolumeDataLayout"), vd_url_join(url, "LayerStatus")};
@@ -43,7 +56,7 @@ vd_code vds_open(vd_ctx *ctx, const char *url, vds_dataset **out, vd_err *err) {
     vds_not_dataset(url, rc, err);
     goto fail;
   }
-  if ((rc = vds_parse_docs(docs[0], docs[1], where[0], where[1], ds, err))) goto fail;
+  if ((rc = parse_docs(docs[0], docs[1], where[0], where[1], ds, bad_doc, err))) goto fail;
   vd_blob_unref(docs[0]);
   vd_blob_unref(docs[1]);
   free(urls[0]);

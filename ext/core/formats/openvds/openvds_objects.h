@@ -47,7 +47,8 @@ void vds_objlist_free(vds_objlist *ol);
 
 /* The audit (docs/openvds.md, vds_audit, defines each verdict). */
 enum vds_verdict { VDS_V_OK = 0, VDS_V_MISMATCH, VDS_V_MISSING_OBJECT, VDS_V_MISSING_METADATA, VDS_V_ORPHAN,
-                   VDS_V_SIZE_MISMATCH, VDS_V_BAD_OBJECT, VDS_V_COUNT_MISMATCH, VDS_V_UNCOMMITTED };
+                   VDS_V_SIZE_MISMATCH, VDS_V_BAD_OBJECT, VDS_V_COUNT_MISMATCH, VDS_V_UNCOMMITTED,
+                   VDS_V_MISSING_PAGE, VDS_V_BAD_PAGE /* only with vds_audit_keep_going */ };
 const char *vds_verdict_name(int v);
 
 typedef struct vds_audit_row {
@@ -57,13 +58,16 @@ typedef struct vds_audit_row {
   int has_object, has_object_hash;
   uint64_t object_hash;
   int64_t object_size;
+  int64_t entry_object_size;  /* a 28-byte data entry's object size, else -1 */
   const vds_obj *obj;
   int verdict;
   int repairable;             /* the page entry can be rewritten from the object */
   unsigned char fix[28];      /* that entry */
+  int64_t page;               /* missing_page / bad_page rows (chunk -1): the page's index */
   /* why an object cannot be the chunk (bad_object), or for a count_mismatch row (chunk
-   * -1, after every chunk's row) which LayerStatus count disagrees with the pages */
-  char detail[160];
+   * -1, after every chunk's row) which LayerStatus count disagrees with the pages, or
+   * the error of a page that could not be read */
+  char detail[600];
 } vds_audit_row;
 
 typedef struct vds_audit vds_audit;
@@ -79,6 +83,12 @@ typedef struct vds_audit vds_audit;
  * format and components. */
 vd_code vds_audit_open(vd_ctx *ctx, const vds_dataset *ds, const vds_layer *l, const char *what, vds_audit **out,
                        vd_err *err);
+/* Instead of failing at a page the directory lists that is missing (VD_NOTFOUND) or
+ * does not parse (VD_INVALID), the audit gives a missing_page or bad_page row (chunk
+ * -1, page set, the error as detail) and goes on at the next page; the chunks of that
+ * page are not judged, and no count_mismatch row follows (the sums lack that page).
+ * For vdsql_check, which must not stop at what the data holds. */
+void vds_audit_keep_going(vds_audit *a);
 /* The next row; *eof set at the end. */
 vd_code vds_audit_next(vds_audit *a, vds_audit_row *row, int *eof, vd_err *err);
 void vds_audit_close(vds_audit *a);

@@ -143,7 +143,9 @@ static vd_code ahead_take(vds_pages *pl, int64_t p, vd_blob **out, vd_err *err) 
   if (p > pl->stop_page) pl->stop_page = INT64_MAX; /* the LIMIT was not the end: a plain scan from here */
   while (pl->ahead && pl->ahead_n && pl->apage[pl->ahead_head] < p) {
     vd_blob *b;
-    if ((rc = vd_ahead_take(pl->ahead, &b, err))) return rc;
+    vd_err ignored;
+    /* a page no row needs: its failure is nobody's (the slot is consumed either way) */
+    vd_ahead_take(pl->ahead, &b, &ignored);
     vd_blob_unref(b);
     pl->ahead_head = (pl->ahead_head + 1) % VDS_PAGES_WINDOW_MAX;
     pl->ahead_n--;
@@ -156,9 +158,12 @@ static vd_code ahead_take(vds_pages *pl, int64_t p, vd_blob **out, vd_err *err) 
   if ((rc = ahead_fill(pl, err))) return rc;
   if (!pl->ahead_n || pl->apage[pl->ahead_head] != p) /* cannot happen: p is stored and next */
     return vd_fail(err, VD_INVALID, "internal error: page %lld not fetched ahead", (long long)p);
-  if ((rc = vd_ahead_take(pl->ahead, out, err))) return rc;
+  rc = vd_ahead_take(pl->ahead, out, err);
+  /* the slot is consumed even when its page failed: a caller that goes on past a
+   * missing page (vdsql_check) finds the next page where it belongs */
   pl->ahead_head = (pl->ahead_head + 1) % VDS_PAGES_WINDOW_MAX;
   pl->ahead_n--;
+  if (rc) return rc;
   return ahead_fill(pl, err); /* the freed slot's request goes out before this page's rows */
 }
 
