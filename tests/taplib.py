@@ -44,6 +44,28 @@ def sql(script, env=None, check=False):
     return p
 
 
+AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+            "AWS_DEFAULT_REGION")
+
+
+def json_sets(script, env=None):
+    """(list of result sets as row dicts, stderr, rc): each statement's rows in JSON (the
+    shell prints one array per statement that has rows), without the caller's AWS_*
+    variables unless env gives them."""
+    e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
+    e.update(env or {})
+    p = subprocess.run(shell_args(), input=".mode json\n" + script, text=True, capture_output=True, env=e)
+    sets, buf = [], ""
+    for line in p.stdout.splitlines():
+        buf += line
+        try:
+            sets.append(json.loads(buf))
+            buf = ""
+        except ValueError:
+            pass
+    return sets, p.stderr, p.returncode
+
+
 def query(sql):
     """Rows of a query as dicts (the shell's JSON mode); raises on any error."""
     r = subprocess.run(shell_args()[:-1] + ["-cmd", ".mode json", ":memory:"], input=sql, capture_output=True, text=True)

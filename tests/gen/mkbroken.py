@@ -3,14 +3,16 @@
 (docs/check.md), and prints the record of what it broke, as JSON. Every fault is made
 here by hand, from shared/spec/openvds.md and the formats' own definitions, never by
 asking vdsql: the record says, per dataset, its format, whether vdsql_datasets can
-recognise it, and each problem row vdsql_check must give (part, item, verdict).
+recognise it, and each problem row vdsql_check must give (part, item, verdict, and for
+OpenVDS the vds_audit verdict its detail starts with).
 
   mkbroken.py catalog DIR    the catalog under DIR (needs h5py for its VTKHDF files)
 
 OpenVDS: a clean survey; the audit dataset of mkvds.py (every vds_audit verdict, mapped
 to the shared vocabulary below); a stored page deleted; a stored page cut to 3 bytes
 (not whole entries); LayerStatus and VolumeDataLayout that do not parse; LayerStatus
-deleted (the dataset cannot be read at all). LINDI: a good archive (mklindi.py), a
+deleted (the dataset cannot be read at all); an object left by a vdsql transaction that
+never committed. LINDI: a good archive (mklindi.py), a
 .lindi.tar of random bytes, a good .lindi.json, one that is no JSON. VTKHDF: a good
 Table file (mkvtkhdf_types.py), a .vtkhdf that is no HDF5 file. And "missing": catalog
 entries that name nothing at all."""
@@ -57,7 +59,8 @@ def build_catalog(d):
 
     def add(name, fmt, faults=(), error=False):
         rec["datasets"].append({"name": name, "format": fmt, "error": error,
-                                "faults": [dict(zip(("part", "item", "verdict"), f)) for f in faults]})
+                                "faults": [dict(zip(("part", "item", "verdict", "audit"), f + (None,) * (4 - len(f))))
+                                           for f in faults]})
 
     survey(os.path.join(d, "clean"))
     add("clean", "openvds")
@@ -67,14 +70,14 @@ def build_catalog(d):
     faults = []
     for layer in (L0, L1):
         for c, r in sorted(exp["layers"][layer]["rows"].items(), key=lambda x: int(x[0])):
-            v = r["verdict"]
-            if v == "ok":
+            a = r["verdict"]
+            if a == "ok":
                 continue
-            if v == "size_mismatch":
+            if a == "size_mismatch":
                 v = "short" if r["object_size"] < entry_size_of(root, layer, int(c)) else "mismatch"
             else:
-                v = AUDIT_VERDICT[v]
-            faults.append((layer, str(int(c)), v))
+                v = AUDIT_VERDICT[a]
+            faults.append((layer, str(int(c)), v, a))
     add("sub/audit", "openvds", faults)
 
     # a stored page deleted: the directory lists it, the store has it not
@@ -83,7 +86,7 @@ def build_catalog(d):
     st = status_of(root, L0)
     name = st["pageDirectory"][1]
     os.remove(os.path.join(root, L0, "ChunkMetadata", str(name)))
-    add("sub/nopage", "openvds", [(L0, "ChunkMetadata/%d" % name, "missing")])
+    add("sub/nopage", "openvds", [(L0, "ChunkMetadata/%d" % name, "missing", "missing_page")])
 
     # a stored page of 3 bytes: not whole entries (spec section 4)
     root = os.path.join(d, "sub", "cutpage")
@@ -91,7 +94,18 @@ def build_catalog(d):
     name = status_of(root, L0)["pageDirectory"][0]
     with open(os.path.join(root, L0, "ChunkMetadata", str(name)), "r+b") as f:
         f.truncate(3)
-    add("sub/cutpage", "openvds", [(L0, "ChunkMetadata/%d" % name, "malformed")])
+    add("sub/cutpage", "openvds", [(L0, "ChunkMetadata/%d" % name, "malformed", "bad_page")])
+
+    # an object a vdsql transaction put at an unwritten chunk's key and never committed
+    # (metadata vdsqltx, as openvds_direct.c writes it): the survey leaves 20-22 unwritten
+    root = os.path.join(d, "sub", "txleft")
+    survey(root)
+    path = os.path.join(root, L0, "21")
+    with open(path, "wb") as f:
+        f.write(b"\0" * 64)
+    os.setxattr(path, "user.vdschunkmetadata", mkvds.b64(struct.pack("<Q", 0x1234567890ABCDEF)).encode())
+    os.setxattr(path, "user.vdsqltx", b"00c0ffee00c0ffee00c0ffee00c0ffee")
+    add("sub/txleft", "openvds", [(L0, "21", "uncommitted", "uncommitted_object")])
 
     root = os.path.join(d, "badstatus")
     survey(root)

@@ -29,29 +29,14 @@ here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
-from taplib import Nginx, Radosgw, ok, plan, shell_args  # noqa: E402
+from taplib import Nginx, Radosgw, json_sets, ok, plan  # noqa: E402
 
 MKVDS = os.path.join(top, "tests", "gen", "mkvds.py")
-AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-            "AWS_DEFAULT_REGION")
 L0, L1 = "Dimensions_012LOD0", "Dimensions_012LOD1"
 COLS = ("chunk", "page_status", "page_hash", "object_hash", "object_size", "verdict")
 
 
-def run(script, env=None):
-    """(list of result sets as row dicts, stderr, rc): each statement's rows in JSON."""
-    e = {k: v for k, v in os.environ.items() if k not in AWS_VARS}
-    e.update(env or {})
-    p = subprocess.run(shell_args(), input=".mode json\n" + script, text=True, capture_output=True, env=e)
-    sets, buf = [], ""
-    for line in p.stdout.splitlines():  # the shell prints one JSON array per statement
-        buf += line
-        try:
-            sets.append(json.loads(buf))
-            buf = ""
-        except ValueError:
-            pass
-    return sets, p.stderr, p.returncode
+run = json_sets  # (result sets, stderr, rc) of a script
 
 
 def q(s):
