@@ -133,8 +133,12 @@ static void describe(vc_run *r, const vds_layer *l, const vds_audit_row *a, vc_r
   switch (a->verdict) {
     case VDS_V_MISMATCH:
       row->verdict = VC_MISMATCH;
-      snprintf(r->detail, sizeof r->detail, "%s: the page entry's hash %016llx, the object's metadata %016llx (%s)", name,
-               (unsigned long long)a->page_hash, (unsigned long long)a->object_hash, obj);
+      if (a->page_hash == a->object_hash) /* a wavelet entry: its 16 adaptive level bytes differ */
+        snprintf(r->detail, sizeof r->detail, "%s: the page entry and the object's metadata agree on the hash %016llx, "
+                 "not on the adaptive level bytes (%s)", name, (unsigned long long)a->page_hash, obj);
+      else
+        snprintf(r->detail, sizeof r->detail, "%s: the page entry's hash %016llx, the object's metadata %016llx (%s)",
+                 name, (unsigned long long)a->page_hash, (unsigned long long)a->object_hash, obj);
       return;
     case VDS_V_MISSING_OBJECT:
       row->verdict = VC_MISSING;
