@@ -193,6 +193,17 @@ def checks(where, base, root, rec, env, backend, heads):
            err or "got %s" % got_n)
 
 
+def prefix_is_dataset(root):
+    """The prefix itself an OpenVDS dataset's folder: one row, that folder, no error; a
+    prefix that is no folder's whole name takes the folders it begins."""
+    for arg, want in ((root + "/clean/", [{"url": root + "/clean/", "format": "openvds", "error": None}]),
+                      (root + "/sub/t", [{"url": root + "/sub/table.vtkhdf", "format": "vtkhdf", "error": None},
+                                         {"url": root + "/sub/txleft", "format": "openvds", "error": None}])):
+        sets, err, rc = json_sets("SELECT url, format, error FROM vdsql_datasets(%s);" % q(arg))
+        ok(rc == 0 and sets and sets[0] == want, "vdsql_datasets(%s): %s" % (
+            arg[len(root):], ", ".join(w["url"][len(root):] for w in want)), err or sets)
+
+
 def argument_checks(root):
     for arg, msg in (("NULL", "vdsql_check: the url is NULL"),
                      ("42", "vdsql_check: the url must be text, not a number"),
@@ -257,6 +268,7 @@ def main():
         ok(verdicts == set(ORDER), "the catalog holds every verdict: %s" %
            ", ".join(sorted(verdicts, key=ORDER.index)))
         checks("file", root + "/", root, rec, None, "file", heads=False)
+        prefix_is_dataset(root)
         argument_checks(root)
         s3_checks(tmp, root, rec)
         az_checks(tmp, root, rec)

@@ -20,6 +20,7 @@
 #include "formats/openvds/openvds.h"
 #include "store/store.h"
 #include "vd_catalog.h"
+#include "walk_names.h"
 
 enum { C_DATASET, C_DIMS, C_SAMPLES, C_S0, C_LAYERS = C_S0 + VDS_MAXDIM, C_ERROR, C_URL };
 
@@ -87,24 +88,6 @@ static void close_(void *cur) {
   free(c);
 }
 
-/* rel (relative to dir, "" for dir itself) as a URL, the way vds_open joins names. */
-static char *at(const char *dir, const char *rel) {
-  if (!*rel) return strdup(*dir ? dir : ".");
-  return !*dir ? strdup(rel) : vd_url_join(dir, rel);
-}
-
-/* Does the key have a "." or ".." segment (or an empty one)? As a URL it would name
- * another object: HTTP clients and servers resolve such segments (RFC 3986 5.2.4), and a
- * file path does too; so its dataset is reported, never opened. */
-static int unaddressable(const char *key) {
-  for (const char *s = key;;) {
-    size_t n = strcspn(s, "/");
-    if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return 1;
-    if (!s[n]) return 0;
-    s += n + 1;
-  }
-}
-
 /* A dataset found at rel (relative to dir, "" or ending in '/'): a new row of the batch,
  * which takes the layout its probe fetched (NULL: none). */
 static vd_code add_row(ds_cur *c, const char *rel, vd_blob *layout, vd_err *err) {
@@ -112,7 +95,7 @@ static vd_code add_row(ds_cur *c, const char *rel, vd_blob *layout, vd_err *err)
   memset(r, 0, sizeof *r);
   size_t rl = strlen(rel);
   char *p = strndup(rel, rl ? rl - 1 : 0);
-  r->dataset = p ? at(c->dir, p) : NULL;
+  r->dataset = p ? vd_walk_at(c->dir, p) : NULL;
   free(p);
   if (!r->dataset) {
     vd_blob_unref(layout);
@@ -123,14 +106,10 @@ static vd_code add_row(ds_cur *c, const char *rel, vd_blob *layout, vd_err *err)
   char *key = malloc(rl + sizeof LAYOUT);
   if (!key) return vd_nomem(err);
   sprintf(key, "%s%s", rel, LAYOUT);
-  int bad = unaddressable(key);
+  int bad = vd_walk_unaddressable(key);
   free(key);
   if (!bad) return VD_OK;
-  char where[600], msg[800];
-  vd_url_redact(r->dataset, where, sizeof where);
-  snprintf(msg, sizeof msg, "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would "
-           "read other objects); not opened", where);
-  return (r->error = strdup(msg)) ? VD_OK : vd_nomem(err);
+  return (r->error = vd_walk_unaddressable_error(r->dataset)) ? VD_OK : vd_nomem(err);
 }
 
 /* Lists the folder rel (NULL: the url itself, its name prefix and all) page by page: a
@@ -138,7 +117,7 @@ static vd_code add_row(ds_cur *c, const char *rel, vd_blob *layout, vd_err *err)
  * failing server or a layout written since); else its sub-folders go on the stack to be
  * walked. */
 static vd_code visit(ds_cur *c, const char *rel, vd_err *err) {
-  char *lu = rel ? at(c->dir, rel) : strdup(c->url);
+  char *lu = rel ? vd_walk_at(c->dir, rel) : strdup(c->url);
   if (!lu) return vd_nomem(err);
   frame f = {0};
   int cap = 0, layout = 0;
@@ -314,7 +293,7 @@ static vd_code probe(ds_cur *c, frame *f, vd_err *err) {
       break;
     }
     sprintf(key, "%s%s", f->subs[i], LAYOUT);
-    if (!unaddressable(key) && !(urls[n] = at(c->dir, key))) rc = vd_nomem(err);
+    if (!vd_walk_unaddressable(key) && !(urls[n] = vd_walk_at(c->dir, key))) rc = vd_nomem(err);
     else if (urls[n]) idx[n++] = i;
     free(key);
   }

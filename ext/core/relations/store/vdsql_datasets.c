@@ -18,6 +18,7 @@
 #include "formats/openvds/openvds.h"
 #include "store/store.h"
 #include "vd_catalog.h"
+#include "walk_names.h"
 
 enum { C_URL, C_FORMAT, C_SIZE, C_ERROR, C_ARG };
 enum { F_OPENVDS, F_LINDI_TAR, F_LINDI_JSON, F_VTKHDF };
@@ -56,23 +57,6 @@ static void close_(void *p) {
   free(c);
 }
 
-/* rel (relative to dir, "" for dir itself) as a URL, the way vds_open joins names. */
-static char *at(const char *dir, const char *rel) {
-  if (!*rel) return strdup(*dir ? dir : ".");
-  return !*dir ? strdup(rel) : vd_url_join(dir, rel);
-}
-
-/* A "." or ".." segment (or an empty one) names another object in a URL (RFC 3986
- * 5.2.4): such a key is never probed. */
-static int unaddressable(const char *key) {
-  for (const char *s = key;;) {
-    size_t n = strcspn(s, "/");
-    if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return 1;
-    if (!s[n]) return 0;
-    s += n + 1;
-  }
-}
-
 static int ends(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && strcasecmp(s + n - k, suffix) == 0;
@@ -98,14 +82,10 @@ static vd_code add(cur *c, const char *rel, int fmt, int64_t size, vd_err *err) 
   memset(r, 0, sizeof *r);
   r->fmt = fmt;
   r->size = size;
-  if (!(r->url = at(c->dir, rel))) return vd_nomem(err);
+  if (!(r->url = vd_walk_at(c->dir, rel))) return vd_nomem(err);
   c->n++;
-  if (!unaddressable(rel)) return VD_OK;
-  char where[600], msg[800];
-  vd_url_redact(r->url, where, sizeof where);
-  snprintf(msg, sizeof msg, "%s: the key has a '.', '..' or empty segment, which a URL cannot name (it would "
-           "read other objects); not opened", where);
-  return (r->error = strdup(msg)) ? VD_OK : vd_nomem(err);
+  if (!*rel || !vd_walk_unaddressable(rel)) return VD_OK; /* "": the prefix itself */
+  return (r->error = vd_walk_unaddressable_error(r->url)) ? VD_OK : vd_nomem(err);
 }
 
 static vd_code walk(cur *c, const char *rel, const char *url, vd_err *err);
@@ -129,8 +109,8 @@ static vd_code probe(cur *c, char **subs, int n, vd_err *err) {
         break;
       }
       sprintf(key, "%s%s", subs[i0 + i], LAYOUT);
-      if (!unaddressable(key)) {
-        if (!(urls[k] = at(c->dir, key))) rc = vd_nomem(err);
+      if (!vd_walk_unaddressable(key)) {
+        if (!(urls[k] = vd_walk_at(c->dir, key))) rc = vd_nomem(err);
         else idx[k++] = i;
       }
       free(key);
@@ -146,7 +126,7 @@ static vd_code probe(cur *c, char **subs, int n, vd_err *err) {
         rc = name ? add(c, name, F_OPENVDS, -1, err) : vd_nomem(err);
         free(name);
       } else {
-        char *u = at(c->dir, s);
+        char *u = vd_walk_at(c->dir, s);
         rc = u ? walk(c, s, u, err) : vd_nomem(err);
         free(u);
       }
