@@ -129,6 +129,17 @@ def checks(where, base, root, rec, env, backend, heads):
        "%s: vdsql_datasets: each file's size as the filesystem gives it, NULL for OpenVDS folders" % where,
        [(n, got.get(n, {}).get("size"), s) for n, (_, s) in found.items()])
     bad = [n for n in found if readable_by_others(os.path.join(root, n), found[n][0]) == names[n]["error"]]
+    if where == "file":
+        import h5py
+        for d in rec["datasets"]:
+            if d["format"] == "vtkhdf":
+                try:
+                    h5py.File(os.path.join(root, d["name"]), "r").close()
+                    opens = True
+                except Exception:
+                    opens = False
+                if opens == bool(d["faults"]):
+                    bad.append(d["name"] + ": h5py says otherwise of whether it opens")
     ok(not bad, "%s: the generator's record of what cannot be recognised agrees with tarfile, json and h5py" % where, bad)
     wrong = [(n, r["error"]) for n, r in got.items() if (r["error"] is not None) != names[n]["error"]]
     ok(got and not wrong, "%s: vdsql_datasets: an error exactly for the %d the readers here cannot take (%s)" % (

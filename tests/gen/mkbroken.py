@@ -14,7 +14,8 @@ to the shared vocabulary below); a stored page deleted; a stored page cut to 3 b
 deleted (the dataset cannot be read at all); an object left by a vdsql transaction that
 never committed. LINDI: a good archive (mklindi.py), a
 .lindi.tar of random bytes, a good .lindi.json, one that is no JSON. VTKHDF: a good
-Table file (mkvtkhdf_types.py), a .vtkhdf that is no HDF5 file. And "missing": catalog
+Table file (mkvtkhdf_types.py), a .hdf cut to its first 3000 bytes, a .vtkhdf that is no
+HDF5 file. And "missing": catalog
 entries that name nothing at all."""
 import json
 import os
@@ -145,6 +146,12 @@ def build_catalog(d):
     import mkvtkhdf_types
     mkvtkhdf_types.table(os.path.join(d, "sub", "table.vtkhdf"))
     add("sub/table.vtkhdf", "vtkhdf")
+    # cut short: the signature says HDF5 (so it is recognised), HDF5 cannot open it
+    with open(os.path.join(d, "sub", "table.vtkhdf"), "rb") as f:
+        head = f.read(3000)
+    with open(os.path.join(d, "sub", "cut.hdf"), "wb") as f:
+        f.write(head)
+    add("sub/cut.hdf", "vtkhdf", [(None, None, "unreadable")])
     with open(os.path.join(d, "text.vtkhdf"), "w") as f:
         f.write("# vtk DataFile Version 3.0\n")
     add("text.vtkhdf", "vtkhdf", [(None, None, "unreadable")], error=True)
