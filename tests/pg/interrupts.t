@@ -38,7 +38,7 @@ PATH = {'vds': 'survey', 'lindi': 'lindi/small.lindi.tar', 'tar': 'lindi/small.l
         'vtkhdf': 'vtkhdf/x.vtkhdf', 'store': '', 'vdsql': ''}
 NO_READ = {'vdsql_stats', 'vdsql_relations', 'vdsql_config', 'vdsql_version'}
 LOCAL_ONLY = {'lindi_tar', 'vtkhdf_main'}  # local archives and main files: a URL is refused before any request
-HTTP_NOT = {'store_objects', 'vds_datasets', 'vds_create'}  # http has no listing and no writes: refused first
+HTTP_NOT = {'store_objects', 'vds_datasets', 'vdsql_datasets', 'vds_create'}  # http has no listing and no writes: refused first
 servers = []
 relays = {}
 
@@ -69,7 +69,7 @@ def cases(base, store):
         args = [a.strip().strip('[]') for a in args.replace('[,', ',').split(',') if a.strip()]
         args = [a for a in args if a and a not in ('offset', 'size', 'level')]  # optional trailing arguments
         group = name.split('_')[0]
-        url = f"{base}/{PATH.get(group, '')}".rstrip('/') + ('/' if name in ('store_objects', 'vds_datasets') else '')
+        url = f"{base}/{PATH.get(group, '')}".rstrip('/') + ('/' if name in ('store_objects', 'vds_datasets', 'vdsql_datasets') else '')
         vals = [f"'{url}'"] + [ARGS[a] for a in args[1:]]
         shown = url.split('?')[0].rstrip('/')
         if kind == 'function':
