@@ -56,8 +56,17 @@ def session(role, script, app=None):
 
 
 def helpers(backend):
-    r = run(['pgrep', '-P', str(backend), '-x', 'vdsql-h5helper'])
-    return [int(x) for x in r.stdout.split()]
+    """the backend's vdsql-h5helper children, from /proc (no procps on a minimal Debian)"""
+    out = []
+    for d in os.listdir('/proc'):
+        try:
+            stat = open(f'/proc/{d}/stat').read() if d.isdigit() else ''
+        except OSError:
+            continue
+        name, _, rest = stat.partition(' (')[2].rpartition(') ')
+        if name == 'vdsql-h5helper' and rest.split()[1:2] == [str(backend)]:
+            out.append(int(d))
+    return sorted(out)
 
 
 def backend_of(app):
