@@ -402,17 +402,22 @@ def main():
             ok(False, "CPython's testtar.tar is at %s" % TESTTAR,
                "install Debian's libpython3.11-testsuite (scripts/install-deps test)")
 
-        # the GNU tar reading of a size field after a leading NUL (one skipped, then digits)
-        ti = tarfile.TarInfo("nul-size")
-        ti.size = 100
-        h = bytearray(ti.tobuf(tarfile.USTAR_FORMAT, "utf-8", "strict"))
-        h[124:136] = b"\0" + b"%010o" % 100 + b"\0"
-        path = os.path.join(tmp, "nul-size.tar")
-        open(path, "wb").write(reseal(h) + b"x" * 100 + b"\0" * 412 + b"\0" * 1024)
-        g = run(["tar", "-tvf", path]).stdout.decode().split()
-        rows = vd_rows(path)
-        ok(not isinstance(rows, str) and len(g) > 2 and rows[0]["size"] == int(g[2]) == 100,
-           "a size field with a leading NUL read as GNU tar reads it (%s)" % (g[2:3] or g), rows)
+        # size fields after leading NULs, as GNU tar reads them: one NUL skipped (then the
+        # digits), a second one ends the field (0: the next header follows at once)
+        for nuls, label in ((1, "one leading NUL"), (2, "two leading NULs")):
+            ti = tarfile.TarInfo("nul-size")
+            ti.size = 100
+            h = bytearray(ti.tobuf(tarfile.USTAR_FORMAT, "utf-8", "strict"))
+            h[124:136] = b"\0" * nuls + b"%0*o" % (11 - nuls, 100) + b"\0"
+            after = tarfile.TarInfo("after")
+            after.size = 3
+            tail = after.tobuf(tarfile.USTAR_FORMAT, "utf-8", "strict") + b"abc" + b"\0" * 509 + b"\0" * 1024
+            path = os.path.join(tmp, "nul%d.tar" % nuls)
+            open(path, "wb").write(reseal(h) + (b"x" * 100 + b"\0" * 412 if nuls == 1 else b"") + tail)
+            g = [(x.split()[-1], int(x.split()[2])) for x in run(["tar", "-tvf", path]).stdout.decode().splitlines()]
+            rows = vd_rows(path)
+            got = [(r["name"].decode(), r["size"]) for r in rows] if not isinstance(rows, str) else rows
+            ok(got == g and len(g) == 2, "a size field after %s read as GNU tar reads it: %s" % (label, g), got)
 
         # a GNU volume label: listed (as tarfile and GNU tar list it), the member after it too
         path = os.path.join(tmp, "label.tar")
