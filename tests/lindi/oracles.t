@@ -425,6 +425,13 @@ def main():
         counts["archives"] -= 0
         check_archive("GNU tar -V (a volume label)", path)
 
+        # a GNU long name of 2 MiB: past libarchive's limit for a name, refused as bsdtar refuses it
+        ti = tarfile.TarInfo("n" * (2 << 20))
+        ti.size = 1
+        path = os.path.join(tmp, "longname-2mib.tar")
+        open(path, "wb").write(ti.tobuf(tarfile.GNU_FORMAT, "utf-8", "strict") + b"z" + b"\0" * 511 + b"\0" * 1024)
+        check_archive("a GNU long name of 2 MiB", path, expect_error="an extended header of 2097153 bytes (at most 1048576)")
+
         # cpio (newc) input: one error naming the file, no row
         path = os.path.join(tmp, "in.cpio")
         ent = b"070701" + b"%08X" % 1 + b"%08X" % 0o100644 + b"0" * 8 * 4 + b"%08X" % 3 + b"0" * 8 * 4 + \

@@ -37,7 +37,7 @@ static const unsigned char *block(tar_scan *c, int64_t off, vd_err *err, vd_code
   return c->win.len >= TAR_BLOCK ? c->win.data : NULL;
 }
 
-/* The n bytes at off (n <= TAR_EXT_MAX), all of them, into out. */
+/* The n bytes at off (n <= TAR_PAX_MAX), all of them, into out. */
 static vd_code read_all(tar_scan *c, int64_t off, int64_t n, vd_buf *out, vd_err *err) {
   vd_code rc = n ? vd_get(c->ctx, c->url, off, n, out, NULL, err) : VD_OK;
   if (rc == VD_INVALID || (!rc && (int64_t)out->len < n))
@@ -98,19 +98,19 @@ static vd_code gnu_sparse(tar_scan *c, vd_err *err) {
 /* GNU sparse 1.0: the map at the start of the data; the data after it. */
 static vd_code sparse10(tar_scan *c, vd_err *err) {
   int64_t len = 0, want = 4096;
+  int r;
   for (;;) {
     if (want > c->stored) want = c->stored;
     vd_buf b = {0};
     vd_code rc = read_all(c, c->off + TAR_BLOCK, want, &b, err);
     if (rc) return rc;
-    int r = tar_sparse10_len(b.data, b.len, &len);
+    r = tar_sparse10_len(b.data, b.len, &len);
     vd_buf_free(&b);
-    if (r < 0 || (r == 0 && want == c->stored)) return tar_corrupt(err, c->where, c->off, "its GNU sparse 1.0 map is malformed");
-    if (r == 1) break;
-    if (want >= TAR_EXT_MAX) return tar_corrupt(err, c->where, c->off, "its GNU sparse 1.0 map is over %d bytes", TAR_EXT_MAX);
+    if (r != 0 || want == c->stored) break; /* found, malformed, or cut short by the member's end */
+    if (want >= TAR_MAP_MAX) return tar_corrupt(err, c->where, c->off, "its GNU sparse 1.0 map is over %d bytes", TAR_MAP_MAX);
     want *= 4;
   }
-  if (len > c->stored) return tar_corrupt(err, c->where, c->off, "its GNU sparse 1.0 map is malformed");
+  if (r != 1 || len > c->stored) return tar_corrupt(err, c->where, c->off, "its GNU sparse 1.0 map is malformed");
   c->data_off = c->off + TAR_BLOCK + len;
   c->stored -= len;
   return VD_OK;
@@ -176,9 +176,9 @@ static vd_code load(tar_scan *c, vd_err *err) {
     return VD_OK;
   }
   int ext = c->h.type && strchr("xXgLKA", c->h.type);
-  if (ext && c->h.size > TAR_EXT_MAX)
-    return tar_corrupt(err, c->where, c->off, "an extended header of %lld bytes (at most %d)", (long long)c->h.size,
-                       TAR_EXT_MAX);
+  int most = c->h.type == 'L' || c->h.type == 'K' ? TAR_NAME_MAX : TAR_PAX_MAX;
+  if (ext && c->h.size > most)
+    return tar_corrupt(err, c->where, c->off, "an extended header of %lld bytes (at most %d)", (long long)c->h.size, most);
   if (c->h.type == 'L') rc = long_name(c, &c->longname, err);
   else if (c->h.type == 'K') rc = long_name(c, &c->longlink, err);
   else if (c->h.type != 'A' && ext) rc = pax_records(c, err); /* an 'A' ACL names nothing a walk needs */

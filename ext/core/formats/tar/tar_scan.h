@@ -10,8 +10,11 @@
 #include "vd_buf.h"
 #include "vd_ctx.h"
 
-/* The largest extended header ('x', 'X', 'g', GNU 'L'/'K') or GNU sparse 1.0 map read. */
-#define TAR_EXT_MAX (1 << 20)
+/* The largest GNU 'L'/'K' name, pax header ('x', 'X', 'g'; Solaris 'A') and GNU sparse
+ * 1.0 map read: libarchive's limits (a name, an xattr, a map), so that what it reads is read. */
+#define TAR_NAME_MAX (1 << 20)
+#define TAR_PAX_MAX (16 << 20)
+#define TAR_MAP_MAX (8 << 20)
 
 typedef struct tar_scan {
   /* the current header h at byte off (h.type 'S' for old GNU sparse, '5' for a v7
