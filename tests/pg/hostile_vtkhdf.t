@@ -56,8 +56,17 @@ def session(role, script, app=None):
 
 
 def helpers(backend):
-    r = run(['pgrep', '-P', str(backend), '-x', 'vdsql-h5helper'])
-    return [int(x) for x in r.stdout.split()]
+    """the backend's vdsql-h5helper children, from /proc (no procps on a minimal Debian)"""
+    out = []
+    for d in os.listdir('/proc'):
+        try:
+            stat = open(f'/proc/{d}/stat').read() if d.isdigit() else ''
+        except OSError:
+            continue
+        name, _, rest = stat.partition(' (')[2].rpartition(') ')
+        if name == 'vdsql-h5helper' and rest.split()[1:2] == [str(backend)]:
+            out.append(int(d))
+    return sorted(out)
 
 
 def backend_of(app):
@@ -137,7 +146,10 @@ try:
     os.makedirs(mut)
     os.chmod(mut, 0o755)
     gen = os.path.join(data, 'h5gen')  # the C generator's files too, as in helper.t
-    run([os.path.join(top, 'build', 'mkvtkhdf'), gen])
+    mk = os.path.join(top, 'build', 'mkvtkhdf')
+    if not os.path.exists(mk):  # pgtest.py builds the modules only (make vdsql.so pg-install)
+        run(['make', '-s', 'build/mkvtkhdf'], cwd=top)
+    run([mk, gen])
     for f in os.listdir(gen):
         os.chmod(os.path.join(gen, f), 0o644)
     os.chmod(gen, 0o755)

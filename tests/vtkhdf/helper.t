@@ -115,7 +115,14 @@ shutil.rmtree(mtmp)
 # 2. a helper killed between queries is replaced; 3. what the running helper may do
 probe = os.path.join(tempfile.mkdtemp(prefix="vdsql-h5probe-"), "probe.sh")
 with open(probe, "w") as f:  # $1: the sqlite3 process
-    f.write("""for p in $(pgrep -P "$1" vdsql-h5helper); do
+    # the helpers among $1's children, from /proc (no procps on a minimal Debian)
+    f.write("""kids() {
+  for s in /proc/[0-9]*/stat; do
+    read -r pid comm state ppid rest 2>/dev/null < "$s" || continue
+    [ "$comm" = "(vdsql-h5helper)" ] && [ "$ppid" = "$1" ] && echo "$pid"
+  done
+}
+for p in $(kids "$1"); do
   echo "pid $p"
   if [ "$2" = show ]; then
     grep -E '^(NoNewPrivs|Seccomp):' /proc/$p/status

@@ -53,6 +53,19 @@ static int ask(uint32_t type, const vd_buf *q, vd_msg *a, vd_err *err) {
   return 0;
 }
 
+/* ask with one string as the question (a URL or a path): 0, or -1 with err set */
+static int ask_about(uint32_t type, const char *s, vd_msg *a, vd_err *err) {
+  vd_buf q = {0};
+  int k = vd_wr_str(&q, s) ? (vd_nomem(err), memset(a, 0, sizeof *a), -1) : ask(type, &q, a, err);
+  vd_buf_free(&q);
+  return k;
+}
+
+/* the one wording of an answer that does not parse */
+static vd_code malformed(vd_err *err) {
+  return vd_fail(err, VD_IO, "the HDF5 helper got a malformed answer from vdsql");
+}
+
 static void read_err(vd_rd *r, vd_code rc, vd_err *err) {
   char *msg = vd_rd_str(r);
   vd_fail(err, rc, "%s", msg ? msg : "");
@@ -89,7 +102,7 @@ vd_code vd_relay_get_many(vd_getreq *reqs, int n) {
     if (body && len && vd_buf_append(&g->body, body, len)) g->rc = vd_nomem(&g->err);
     vd_objinfo_free(&g->info);
     vd_relay_get_info(&r, &g->info);
-    if (r.bad && !g->rc) g->rc = vd_fail(&g->err, VD_IO, "the HDF5 helper got a malformed answer from vdsql");
+    if (r.bad && !g->rc) g->rc = malformed(&g->err);
     if (g->rc && !first) first = g->rc;
   }
   vd_msg_free(&a);
@@ -97,19 +110,15 @@ vd_code vd_relay_get_many(vd_getreq *reqs, int n) {
 }
 
 vd_code vd_relay_head(const char *url, vd_objinfo *info, vd_err *err) {
-  vd_buf q = {0};
   vd_msg a;
-  if (vd_wr_str(&q, url)) return vd_buf_free(&q), vd_nomem(err);
-  int k = ask(VD_RELAY_HEAD, &q, &a, err);
-  vd_buf_free(&q);
-  if (k) return err->code;
+  if (ask_about(VD_RELAY_HEAD, url, &a, err)) return err->code;
   vd_rd r = {a.body.data, a.body.data + a.body.len, 0};
   vd_code rc = (vd_code)vd_rd_u32(&r);
   if (rc) read_err(&r, rc, err);
   vd_objinfo_free(info);
   vd_relay_get_info(&r, info);
   vd_msg_free(&a);
-  if (r.bad) return vd_fail(err, VD_IO, "the HDF5 helper got a malformed answer from vdsql");
+  if (r.bad) return malformed(err);
   return rc;
 }
 
@@ -139,13 +148,9 @@ void vd_relay_cache_put(const char *key, const vd_blob *b) {
 }
 
 vd_code vd_relay_open(const char *path, int *fd, struct stat *st, vd_err *err) {
-  vd_buf q = {0};
   vd_msg a;
   *fd = -1;
-  if (vd_wr_str(&q, path)) return vd_buf_free(&q), vd_nomem(err);
-  int k = ask(VD_RELAY_OPEN, &q, &a, err);
-  vd_buf_free(&q);
-  if (k) return err->code;
+  if (ask_about(VD_RELAY_OPEN, path, &a, err)) return err->code;
   vd_rd r = {a.body.data, a.body.data + a.body.len, 0};
   vd_code rc = (vd_code)vd_rd_u32(&r);
   if (rc) {
@@ -164,11 +169,9 @@ vd_code vd_relay_open(const char *path, int *fd, struct stat *st, vd_err *err) {
 }
 
 int vd_relay_exists(const char *path) {
-  vd_buf q = {0};
   vd_msg a;
   vd_err e;
-  if (vd_wr_str(&q, path) || ask(VD_RELAY_EXISTS, &q, &a, &e)) return vd_buf_free(&q), 0;
-  vd_buf_free(&q);
+  if (ask_about(VD_RELAY_EXISTS, path, &a, &e)) return 0;
   vd_rd r = {a.body.data, a.body.data + a.body.len, 0};
   int x = (int)vd_rd_u32(&r);
   vd_msg_free(&a);
