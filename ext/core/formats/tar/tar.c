@@ -35,7 +35,16 @@ static unsigned checksum(const unsigned char b[TAR_BLOCK]) {
   return sum;
 }
 
-/* Octal field (spaces/NULs around digits), or GNU base-256 when the top bit is set. */
+/* Old v7 and HP-UX writers summed signed chars; GNU tar, libarchive and tarfile accept
+ * either sum. */
+static int signed_checksum(const unsigned char b[TAR_BLOCK]) {
+  int sum = 8 * ' ';
+  for (int i = 0; i < 148; i++) sum += (signed char)b[i];
+  for (int i = 156; i < TAR_BLOCK; i++) sum += (signed char)b[i];
+  return sum;
+}
+
+/* A numeric field as GNU tar's from_header reads it (see tar.h), or GNU base-256. */
 static int64_t number(const unsigned char *p, int n, int *ok) {
   if (p[0] & 0x80) {
     int64_t v = p[0] & 0x3f;
@@ -46,17 +55,14 @@ static int64_t number(const unsigned char *p, int n, int *ok) {
     }
     return v;
   }
-  int i = 0;
+  int i = p[0] == 0; /* a buggy writer's overflow of the field before */
+  while (i < n && (p[i] == ' ' || (p[i] >= '\t' && p[i] <= '\r'))) i++;
   int64_t v = 0;
-  while (i < n && (p[i] == ' ' || p[i] == 0)) i++;
-  int digits = 0;
-  for (; i < n && p[i] >= '0' && p[i] <= '7'; i++, digits++) {
+  for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
     if (v > (INT64_MAX >> 3)) { *ok = 0; return 0; }
     v = v * 8 + (p[i] - '0');
   }
-  for (; i < n; i++)
-    if (p[i] != ' ' && p[i] != 0) *ok = 0;
-  if (!digits) *ok = 0;
+  if (i < n && p[i] != 0 && p[i] != ' ' && !(p[i] >= '\t' && p[i] <= '\r')) *ok = 0;
   return v;
 }
 
@@ -65,18 +71,25 @@ int tar_parse(const unsigned char b[TAR_BLOCK], tar_header *h) {
   for (int i = 0; i < TAR_BLOCK && zero; i++) zero = b[i] == 0;
   if (zero) return 1;
   memset(h, 0, sizeof *h);
-  int ok = 1, okm = 1, okt = 1, okc = 1;
+  int ok = 1, okm = 1, okt = 1, okc = 1, okr = 1;
   h->size = number(b + 124, 12, &ok);
   h->mode = number(b + 100, 8, &okm);
   h->mtime = number(b + 136, 12, &okt);
   int64_t stored = number(b + 148, 8, &okc);
-  h->checksum_ok = okc && (unsigned)stored == checksum(b);
+  h->checksum_ok = okc && ((unsigned)stored == checksum(b) || stored == signed_checksum(b));
   h->type = b[156] ? (char)b[156] : '0';
   char name[101], prefix[156];
   memcpy(name, b, 100);
   name[100] = 0;
+  memcpy(h->link, b + 157, 100);
+  h->link[100] = 0;
   prefix[0] = 0;
-  if (memcmp(b + 257, "ustar", 5) == 0) {
+  /* GNU's own magic ("ustar  \0") keeps atime, ctime and the sparse map where POSIX has
+   * the prefix */
+  if (h->type == 'S') {
+    h->gnu_realsize = number(b + 483, 12, &okr);
+    h->gnu_extended = b[482] != 0;
+  } else if (memcmp(b + 257, "ustar", 6) == 0) {
     memcpy(prefix, b + 345, 155);
     prefix[155] = 0;
   }
@@ -84,8 +97,10 @@ int tar_parse(const unsigned char b[TAR_BLOCK], tar_header *h) {
     snprintf(h->name, sizeof h->name, "%s/%s", prefix, name);
   else
     snprintf(h->name, sizeof h->name, "%s", name);
-  return ok ? 0 : -1;
+  return ok && okr ? 0 : -1;
 }
+
+int tar_sparse_ext_more(const unsigned char b[TAR_BLOCK]) { return b[504] != 0; }
 
 static void octal(unsigned char *p, int width, int64_t v) { /* width digits then NUL */
   char tmp[32];
@@ -197,7 +212,10 @@ const char *tar_type_name(char t) {
     case '5': return "dir";
     case '6': return "fifo";
     case '7': return "contiguous";
-    case 'x': return "pax";
+    case 'x': case 'X': return "pax";
+    case 'S': return "sparse";
+    case 'V': return "volume_label";
+    case 'A': return "solaris_acl";
     case 'g': return "pax_global";
     case 'L': return "gnu_longname";
     case 'K': return "gnu_longlink";

@@ -11,15 +11,25 @@
 #define TAR_BLOCK 512
 
 typedef struct tar_header {
-  char name[257];       /* prefix "/" name, NUL-terminated */
-  int64_t size;
+  char name[257];       /* prefix "/" name (prefix only under the POSIX "ustar\0" magic), NUL-terminated */
+  char link[101];       /* linkname field */
+  int64_t size;         /* the size field as stored (a pax size or a sparse map may override it) */
   int64_t mode, mtime;
   char type;            /* typeflag, '0' for a regular file ('\0' read as '0') */
-  int checksum_ok;
+  int checksum_ok;      /* the stored sum is the unsigned or the signed sum of the bytes, as every reader accepts */
+  /* old GNU sparse ('S'): the file's real size, and whether extension blocks of the
+   * sparse map follow the header (before the data) */
+  int64_t gnu_realsize;
+  int gnu_extended;
 } tar_header;
 
-/* 1 = all-zero block (end of archive), 0 = parsed (check checksum_ok), -1 = not a header. */
+/* 1 = all-zero block (end of archive), 0 = parsed (check checksum_ok), -1 = not a header.
+ * Numeric fields are read as GNU tar reads them: one leading NUL skipped (old writers
+ * overflowed the field before), then spaces, then octal digits up to a NUL or space (an
+ * empty field is 0); or GNU base-256 when the top bit is set. */
 int tar_parse(const unsigned char b[TAR_BLOCK], tar_header *h);
+/* 1 when a header is GNU's old sparse extension block with more blocks after it. */
+int tar_sparse_ext_more(const unsigned char b[TAR_BLOCK]);
 /* Writes a lindi-style ustar header (mode 0644, uid/gid 0, mtime 0, checksum as six
  * octal digits, NUL, space); names over 100 bytes go into the prefix field split at a
  * '/'. Returns VD_INVALID when the name cannot be stored. */
@@ -43,7 +53,9 @@ vd_code tar_corrupt(vd_err *err, const char *where, int64_t at, const char *fmt,
  * at an int64 offset. */
 vd_code tar_next(const char *where, int64_t at, const tar_header *h, int64_t *next, vd_err *err);
 
-/* A typeflag's name: "file", "dir", "symlink", "pax", "gnu_longname", ... ("other"). */
+/* A typeflag's name: "file", "dir", "symlink", "pax" ('x', Solaris 'X'), "gnu_longname",
+ * "sparse" (old GNU 'S'), "volume_label" (GNU 'V'), "solaris_acl" (Solaris 'A', an ACL for
+ * the next member), ... ("other"). */
 const char *tar_type_name(char t);
 
 #endif

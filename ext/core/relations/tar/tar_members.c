@@ -1,5 +1,5 @@
 /* tar_members(url): every header of a tar archive, found by walking it from the start
- * (any ustar/GNU tar; LINDI trash included; tar_scan.h), with whether the LINDI index
+ * (any ustar/GNU/pax tar; LINDI trash included; tar_scan.h), with whether the LINDI index
  * lists it. */
 #include <stdlib.h>
 
@@ -10,7 +10,8 @@
 static const vd_colspec cols[] = {
     {"name", VD_TEXT, 0},     {"header_offset", VD_INT, 0}, {"data_offset", VD_INT, 0}, {"size", VD_INT, 0},
     {"type", VD_TEXT, 0},     {"mode", VD_INT, 0},          {"mtime", VD_INT, 0},       {"checksum_ok", VD_INT, 0},
-    {"in_index", VD_INT, 0},  {"url", VD_TEXT, VD_COL_ARG}};
+    {"in_index", VD_INT, 0},  {"stored_size", VD_INT, 0},   {"linkname", VD_TEXT, 0},
+    {"url", VD_TEXT, VD_COL_ARG}};
 
 typedef struct {
   tar_scan *s;  /* NULL: no rows (a NULL url) */
@@ -58,18 +59,21 @@ static vd_code column(void *cur, int col, vd_value *v, vd_err *err) {
   const tar_scan *s = c->s;
   const lindi_file *f;
   switch (col) {
-    case 0: *v = vd_text(s->h.name); break;
+    case 0: *v = vd_text(s->name); break;
     case 1: *v = vd_int(s->off); break;
-    case 2: *v = vd_int(s->off + TAR_BLOCK); break;
-    case 3: *v = vd_int(s->h.size); break;
+    case 2: *v = vd_int(s->data_off); break;
+    case 3: *v = vd_int(s->size); break;
     case 4: *v = vd_text(tar_type_name(s->h.type)); break;
     case 5: *v = vd_int(s->h.mode); break;
     case 6: *v = vd_int(s->h.mtime); break;
     case 7: *v = vd_int(s->h.checksum_ok); break;
-    default:
-      f = c->lindi ? lindi_find(&c->ix, s->h.name) : NULL;
+    case 9: *v = vd_int(s->stored); break;
+    case 10: *v = s->link[0] ? vd_text(s->link) : vd_null(); break;
+    case 8:
+      f = c->lindi ? lindi_find(&c->ix, s->name) : NULL;
       *v = c->lindi ? vd_int(f && f->o == s->off) : vd_null();
       break;
+    default: *v = vd_null(); break;
   }
   return VD_OK;
 }
@@ -86,4 +90,5 @@ const vd_relation vd_rel_tar_members = {
     .column = column,
     .rowid = rowid,
     .close = close_,
-    .doc = "every tar header of an archive, trash included: offsets, size, type, checksum, whether the index lists it"};
+    .doc = "every tar header of an archive, trash included: offsets, size (a sparse file's real size) and bytes stored, type, "
+           "checksum, whether the index lists it"};
