@@ -959,4 +959,11 @@ MUTANTS = [
          replace="  if (!rc && k && k->chunk == rid && 0 && vds_writer_entry(t->w, rid, raw)) {",
          why="INSERT ... RETURNING on vds_chunks gives the chunk's committed status and hash, not the ones put",
          suites=["tests/pg/returning.t"]),
+    # ---- the bucket audit (issue 30)
+    dict(name="datasets_first_batch_only", file="**/vdsql_datasets.c",
+         find="  for (int i0 = 0; !rc && i0 < c->n; i0 += BATCH) {",
+         replace="  for (int i0 = 0; !rc && i0 < c->n && i0 < BATCH; i0 += BATCH) {",
+         why="vdsql_datasets judges only its first 256 files and folders: the rest are listed unread, a broken one "
+             "without its error",
+         suites=["tests/check/bucket.t"]),
 ]
