@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The bucket audit of issue 30 (docs/check.md, "A bucket audit"), as TAP, on S3 (Ceph
 radosgw on 127.0.0.1): tests/gen/mkbucket.py's bucket of BUCKET_N datasets of every
-format (default 300: more than the 256 files and folders vdsql_datasets judges at a
-time; bench/check/ runs 1,000), BUCKET_BROKEN of them broken (default 15, 5%: each
+format (default 400: more files than the 256 files and folders vdsql_datasets judges at a
+time; bench/check/ runs 1,000), BUCKET_BROKEN of them broken (default 20, 5%: each
 broken dataset the generators make, at least once), uploaded with boto3 at the
 bucket's top.
 
@@ -38,8 +38,8 @@ sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 from taplib import Radosgw, json_sets, ok, plan  # noqa: E402
 
-N = int(os.environ.get("BUCKET_N", "300"))
-BROKEN = int(os.environ.get("BUCKET_BROKEN", "15"))
+N = int(os.environ.get("BUCKET_N", "400"))
+BROKEN = int(os.environ.get("BUCKET_BROKEN", "20"))
 ORDER = ["unreadable", "malformed", "missing", "short", "mismatch", "orphan", "uncommitted"]
 STATS = "SELECT coalesce(sum(requests), 0) AS requests FROM vdsql_stats() WHERE backend = 's3';"
 RESET = "SELECT vdsql_config('stats', 'reset');\n"
