@@ -232,7 +232,7 @@ def text(d):
     with open(os.path.join(d, "text.vtkhdf"), "w") as f:
         f.write("not an HDF5 file at all\n")
     return {"name": "text.vtkhdf", "format": "vtkhdf", "error": "not an HDF5 file", "items": 0,
-            "faults": [{"part": None, "item": None, "verdict": "unreadable", "audit": "not an HDF5 file"}]}
+            "faults": [{"part": None, "item": None, "verdict": "unreadable", "audit": ["text.vtkhdf", "HDF5"]}]}
 
 
 def catalog(d):
