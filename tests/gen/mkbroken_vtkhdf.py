@@ -10,6 +10,9 @@ comes from how this script writes the file, never from vdsql.
   vds_gone.vtkhdf       UseExternalPartitions over 3 part files, part 1 deleted: missing
   vds_text.vtkhdf       the same, part 1 replaced by text: malformed
   vds_short.vtkhdf      the same, part 1's Points shorter than its mapping: short
+  vds_far.vtkhdf        the same, part 1 named by a URL on another host: missing here,
+                        disallowed (malformed) from a remote main file
+  poly.vtkhdf           a PolyData whose Polygons/Connectivity is shorter than its counts
   elink_gone.vtkhdf     a PartitionedDataSetCollection whose BlockA is an external link
                         to a file that is gone: missing (BlockB is fine)
   counts.vtkhdf         NumberOfPoints past the Points it indexes (short), Connectivity
@@ -116,13 +119,14 @@ def vds(g, name, dtype, files, sizes, cols=None, claim=None, src=None):
     g.create_virtual_dataset(name, lay, fillvalue=0)
 
 
-def ext_parts(d, stem, points_claim=None, t_src=None):
-    """UseExternalPartitions: stem.vtkhdf over stem_part<k>.vtkhdf, each one partition."""
+def ext_parts(d, stem, points_claim=None, t_src=None, names=None):
+    """UseExternalPartitions: stem.vtkhdf over stem_part<k>.vtkhdf, each one partition;
+    names[k], when given, is the name stored for part k instead (a fault)."""
     files = []
     for k, p in enumerate(PARTS):
         fn = "%s_part%d.vtkhdf" % (stem, k)
         ug_file(os.path.join(d, fn), [p])
-        files.append(fn)
+        files.append(names[k] if names and names[k] else fn)
     with h5py.File(os.path.join(d, stem + ".vtkhdf"), "w") as f:
         g = f.create_group("VTKHDF")
         header(g, "UnstructuredGrid")
@@ -170,6 +174,52 @@ def vds_short(d):
     return {"name": "vds_short.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "short",
                         "audit": [files[1], "/VTKHDF/Points", "has %d rows" % have, "rows 0..%d" % (PARTS[1][0] - 1)]}]}
+
+
+FAR = "http://127.0.0.2:9/vds_far_part1.vtkhdf"
+
+
+def vds_far(d):
+    """Part 1 named by a URL on another host: from a remote main file it is never
+    requested (disallowed: malformed); from a local one it is a file name that names
+    nothing (missing). The record says both ("remote": the verdict over http and S3)."""
+    ext_parts(d, "vds_far", names=[None, FAR, None])
+    os.unlink(os.path.join(d, "vds_far_part1.vtkhdf"))
+    return {"name": "vds_far.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
+            "faults": [{"part": None, "item": item(0, 1), "verdict": "missing", "audit": "missing_source",
+                        "remote": {"verdict": "malformed", "audit": ["disallowed_source", "127.0.0.2:9"]}}]}
+
+
+TOPO = ("Vertices", "Lines", "Polygons", "Strips")
+
+
+def poly(d):
+    """A PolyData of 2 partitions; Polygons/Connectivity holds 5 ids where the counts use
+    7 (partition 1 reads ids 4..6). Empty topologies keep 1 Offsets value per partition,
+    as VTK's writer stores them."""
+    np_ = [4, 3]
+    cells = [{"Vertices": (1, 1), "Lines": (0, 0), "Polygons": (1, 4), "Strips": (0, 0)},
+             {"Vertices": (0, 0), "Lines": (1, 2), "Polygons": (1, 3), "Strips": (0, 0)}]
+    with h5py.File(os.path.join(d, "poly.vtkhdf"), "w") as f:
+        g = f.create_group("VTKHDF")
+        header(g, "PolyData")
+        g.create_dataset("NumberOfPoints", data=np.array(np_, dtype=np.int64))
+        g.create_dataset("Points", data=np.zeros((sum(np_), 3)))
+        for t in TOPO:
+            tg = g.create_group(t)
+            nc = [c[t][0] for c in cells]
+            nci = [c[t][1] for c in cells]
+            tg.create_dataset("NumberOfCells", data=np.array(nc, dtype=np.int64))
+            tg.create_dataset("NumberOfConnectivityIds", data=np.array(nci, dtype=np.int64))
+            offs = []
+            for c, k in zip(nc, nci):
+                offs += [0] if not c else [int(round(i * k / c)) for i in range(c + 1)]
+            tg.create_dataset("Offsets", data=np.array(offs, dtype=np.int64))
+            n = 5 if t == "Polygons" else sum(nci)
+            tg.create_dataset("Connectivity", data=np.zeros(n, dtype=np.int64))
+    return {"name": "poly.vtkhdf", "format": "vtkhdf", "error": None, "items": 2,
+            "faults": [{"part": None, "item": item(0, 1), "verdict": "short",
+                        "audit": ["Polygons/Connectivity has 5 rows", "4..6"]}]}
 
 
 def elink_gone(d):
@@ -237,7 +287,8 @@ def text(d):
 
 def catalog(d):
     os.makedirs(d, exist_ok=True)
-    return [f(d) for f in (clean, vds_gone, vds_text, vds_short, elink_gone, counts, steps_past, plain, text)]
+    return [f(d) for f in (clean, vds_gone, vds_text, vds_short, vds_far, elink_gone, counts, steps_past, poly, plain,
+                           text)]
 
 
 if __name__ == "__main__":
