@@ -18,7 +18,7 @@ no /VTKHDF), so expectations never come from vdsql. Checked on each store:
     name rule stands (docs/check.md), and vdsql_check says what it is.
 Then real files (../shared/realworld/pyvista: VTK's and pyvista's) check clean, and the hostile files of ../shared/fixtures/hostile-vtkhdf/, checked in place: each is
 rows, the sqlite3 process never dies (the HDF5 helper may) and checks on after them.
-   env: SO, SQLITE3 (tests/taplib.py); needs /usr/bin/python3 with h5py (python3-h5py)"""
+   env: SO, SQLITE3 (tests/taplib.py), VDSQL_SHARED (../shared); needs /usr/bin/python3 with h5py (python3-h5py)"""
 import json
 import os
 import shutil
@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
 from taplib import Nginx, Radosgw, json_sets, ok, plan, sql  # noqa: E402
 
 GEN = os.path.join(top, "tests", "gen", "mkbroken_vtkhdf.py")
-HOSTILE = os.path.join(os.path.dirname(top), "shared", "fixtures", "hostile-vtkhdf")
+SHARED = os.environ.get("VDSQL_SHARED", os.path.join(os.path.dirname(top), "shared"))
+HOSTILE = os.path.join(SHARED, "fixtures", "hostile-vtkhdf")
 ORDER = ["unreadable", "malformed", "missing", "short", "mismatch", "orphan", "uncommitted"]
 STATS = "SELECT coalesce(sum(requests), 0) AS requests FROM vdsql_stats() WHERE backend = '%s';"
 RESET = "SELECT vdsql_config('stats', 'reset');\n"
@@ -191,7 +192,7 @@ def datasets_rule(root):
        str(bad))
 
 
-REAL = os.path.join(os.path.dirname(top), "shared", "realworld", "pyvista")
+REAL = os.path.join(SHARED, "realworld", "pyvista")
 
 
 def realworld():
