@@ -98,6 +98,8 @@ def confirm(root, rec):
         nci = list(g["NumberOfConnectivityIds"][:])
         ok(g["Connectivity"].shape[0] == 5 and nci == [4, 3],
            "h5py: poly.vtkhdf's Polygons count 4 + 3 connectivity ids and hold 5")
+    with h5py.File(os.path.join(root, "negative.vtkhdf")) as f:
+        ok(int(f["VTKHDF/NumberOfPoints"][1]) == -1, "h5py: negative.vtkhdf's NumberOfPoints[1] is -1")
     with h5py.File(os.path.join(root, "plain.hdf")) as f:
         ok("VTKHDF" not in f, "h5py: plain.hdf is HDF5 with no /VTKHDF group")
 

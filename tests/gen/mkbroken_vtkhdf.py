@@ -18,6 +18,7 @@ comes from how this script writes the file, never from vdsql.
   counts.vtkhdf         NumberOfPoints past the Points it indexes (short), Connectivity
                         longer than the counts use (mismatch)
   steps_past.vtkhdf     Steps/PointOffsets of step 1 past Points: short
+  negative.vtkhdf       NumberOfPoints[1] is -1 (met during the walk): malformed
   plain.hdf             an HDF5 file with no /VTKHDF group: unreadable
   text.vtkhdf           not HDF5: unreadable
 
@@ -271,6 +272,14 @@ def steps_past(d):
             "faults": [{"part": None, "item": item(1, 0), "verdict": "short", "audit": ["Points has 8 rows", "6..9"]}]}
 
 
+def negative(d):
+    """NumberOfPoints[1] is -1: VTK would read a negative slice. vdsql reads the counts as
+    the rows go, so this is met during the walk, not at the open: one malformed row."""
+    ug_file(os.path.join(d, "negative.vtkhdf"), [(4, 1, 4), (-1, 1, 4), (3, 1, 4)], points=7)
+    return {"name": "negative.vtkhdf", "format": "vtkhdf", "error": None, "items": 0,
+            "faults": [{"part": None, "item": None, "verdict": "malformed", "audit": "NumberOfPoints[1] is negative"}]}
+
+
 def plain(d):
     with h5py.File(os.path.join(d, "plain.hdf"), "w") as f:
         f.create_dataset("data", data=np.arange(10))
@@ -287,8 +296,8 @@ def text(d):
 
 def catalog(d):
     os.makedirs(d, exist_ok=True)
-    return [f(d) for f in (clean, vds_gone, vds_text, vds_short, vds_far, elink_gone, counts, steps_past, poly, plain,
-                           text)]
+    return [f(d) for f in (clean, vds_gone, vds_text, vds_short, vds_far, elink_gone, counts, steps_past, poly, negative,
+                           plain, text)]
 
 
 if __name__ == "__main__":
