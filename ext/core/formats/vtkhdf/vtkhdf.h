@@ -65,6 +65,16 @@ typedef struct vh_tree {
   int64_t step, partition, tree, tree_id, depth, n_cells, cell_off, desc_off, desc_bits, mask_off, mask_bits;
 } vh_tree;
 
+/* The lengths of a UnstructuredGrid or PolyData leaf's geometry arrays (their HDF5
+ * extents; nothing is read), against which vdsql_check sets the partitions' slices.
+ * VH_NULL: the leaf has no such dataset. UnstructuredGrid uses offs[0] and conn[0];
+ * PolyData has no Types and one Offsets and Connectivity per topology. */
+typedef struct vh_geom {
+  const char *block; /* pooled */
+  int poly;
+  int64_t points, types, offs[VH_NTOPO], conn[VH_NTOPO];
+} vh_geom;
+
 typedef struct vh_block {
   char *path, *name, *kind, *leaf, *type, *external_file;
   int64_t index;
@@ -118,6 +128,8 @@ typedef struct vh_doc {
   int nboxes, capboxes;
   vh_tree *trees;     /* VH_TREES */
   int ntrees, captrees;
+  vh_geom *geoms;     /* VH_GEOM */
+  int ngeoms, capgeoms;
 } vh_doc;
 
 /* What to collect (the rest is skipped, which keeps each relation cheap). */
@@ -128,6 +140,7 @@ typedef struct vh_doc {
 #define VH_STARTS 0x10
 #define VH_AMR 0x20
 #define VH_TREES 0x40
+#define VH_GEOM 0x80 /* with VH_PARTS: the geometry arrays' lengths (vdsql_check) */
 
 /* Reads the file at url (a local path or file:// URL) into doc. Errors name the file and
  * the fault; HDF5's own message is carried into err, never printed. */

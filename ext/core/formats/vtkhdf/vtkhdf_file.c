@@ -39,6 +39,7 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L) {
   else if (htg && (r->what & (VH_PARTS | VH_TREES))) rc = vhr_htg(r, lg, L);
   else if (r->what & VH_PARTS)
     rc = (ug || poly) ? vhr_grid_parts(r, lg, L, poly) : other ? vhr_struct_parts(r, lg, L) : vhr_image_parts(r, lg, L);
+  if (!rc && (r->what & VH_GEOM) && (ug || poly)) rc = vhr_geom(r, lg, L, poly);
   if (!rc && (r->what & VH_ARRAYS)) {
     int temporal = H5Lexists(lg, "Steps", H5P_DEFAULT) > 0;
     H5Eclear2(H5E_DEFAULT);
@@ -327,7 +328,7 @@ void vh_doc_free(vh_doc *d) {
     for (int k = 0; k < la->na; k++) free(la->a[k].o);
     free(la->a), free(la->base_pt), free(la->base_cell);
   }
-  free(d->boxes), free(d->trees);
+  free(d->boxes), free(d->trees), free(d->geoms);
   free(d->parts), free(d->arrays), free(d->sources), free(d->blocks), free(d->larrs), free(d->path), free(d->shown);
   memset(d, 0, sizeof *d);
   d->file = -1;

@@ -70,6 +70,8 @@ vd_code vhr_do_leaf(rd *r, hid_t lg, leaf *L);
 
 /* vtkhdf_grid.c: the partition rows of a leaf */
 vd_code vhr_grid_parts(rd *r, hid_t lg, const leaf *L, int poly); /* UnstructuredGrid, PolyData */
+/* VH_GEOM: the lengths of the leaf's geometry arrays (vtkhdf_geom.c) */
+vd_code vhr_geom(rd *r, hid_t lg, const leaf *L, int poly);
 vd_code vhr_image_parts(rd *r, hid_t lg, const leaf *L);          /* one row per step */
 
 /* Steps header (vtkhdf_grid.c): NSteps (1 without Steps or without the attribute) and the

@@ -112,6 +112,13 @@ int vhw_put_doc(vd_buf *b, vhw_ids *m, const vh_doc *d) {
     bad = vhw_put_sid(b, m, t->block);
     for (size_t k = 0; k < sizeof v / sizeof *v && !bad; k++) bad = vd_wr_u64(b, (uint64_t)v[k]);
   }
+  bad = bad || vd_wr_u32(b, (uint32_t)d->ngeoms);
+  for (int i = 0; i < d->ngeoms && !bad; i++) {
+    const vh_geom *g = &d->geoms[i];
+    bad = vhw_put_sid(b, m, g->block) || vd_wr_u32(b, (uint32_t)g->poly) || vd_wr_u64(b, (uint64_t)g->points) ||
+          vd_wr_u64(b, (uint64_t)g->types);
+    for (int k = 0; k < VH_NTOPO && !bad; k++) bad = vd_wr_u64(b, (uint64_t)g->offs[k]) || vd_wr_u64(b, (uint64_t)g->conn[k]);
+  }
   return bad ? -1 : 0;
 }
 
@@ -184,6 +191,15 @@ void vhw_get_doc(vd_rd *r, vh_doc *d) {
     t->block = vhw_get_sid(r, d);
     int64_t *v[] = {&t->step, &t->partition, &t->tree, &t->tree_id, &t->depth, &t->n_cells, &t->cell_off, &t->desc_off, &t->desc_bits, &t->mask_off, &t->mask_bits};
     for (size_t k = 0; k < sizeof v / sizeof *v; k++) *v[k] = (int64_t)vd_rd_u64(r);
+  }
+  n = count(r, 84);
+  if (n && !r->bad && !(d->geoms = calloc((size_t)n, sizeof *d->geoms))) r->bad = 1;
+  for (int i = 0; i < n && !r->bad; i++, d->ngeoms++) {
+    vh_geom *g = &d->geoms[i];
+    g->block = vhw_get_sid(r, d);
+    g->poly = vd_rd_u32(r) != 0;
+    g->points = (int64_t)vd_rd_u64(r), g->types = (int64_t)vd_rd_u64(r);
+    for (int k = 0; k < VH_NTOPO; k++) g->offs[k] = (int64_t)vd_rd_u64(r), g->conn[k] = (int64_t)vd_rd_u64(r);
   }
 }
 
