@@ -144,22 +144,17 @@ static vd_code internal(lc_state *r, const char *part, const char *key, const ch
   return VD_OK;
 }
 
-/* An external ref: kept for the HEADs, one per distinct URL; a URL the rules forbid is
- * a row now (a read would be refused the same way). */
-static vd_code external(lc_state *r, const char *part, const char *key, const char *target, int64_t end,
-                        vd_err *err) {
+/* An external ref: kept for the HEADs, one per distinct URL. Only a URL vdsql may reach
+ * is asked: for a remote dataset what the allowed-hosts rule of every read lets through
+ * (its own origin, allowed_hosts), for a local file local paths and the hosts
+ * allowed_hosts names (a check of a catalog must not make vdsql reach any host its files
+ * name). Any other is not checked: no row, not counted in items. */
+static vd_code external(lc_state *r, const char *key, const char *target, int64_t end, vd_err *err) {
   vd_code rc = vd_url_allowed(r->ctx, r->url, target, err);
   if (rc == VD_NOMEM) return rc;
-  if (rc) {
-    char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    vd_err_clear(err);
-    return lc_add(r, VC_MISSING, part, key, err, "not requested: %s", msg);
-  }
-  /* a local file's links to the network are probed only where allowed_hosts names the
-   * host: a check of a catalog must not make vdsql reach any host its files name */
-  if (!vd_store_is_remote(r->url) && vd_store_is_remote(target) && !vd_url_host_listed(r->ctx, target)) {
-    r->unprobed++;
+  vd_err_clear(err);
+  if (rc || (!vd_store_is_remote(r->url) && vd_store_is_remote(target) && !vd_url_host_listed(r->ctx, target))) {
+    r->items--;
     return VD_OK;
   }
   int u = vd_strmap_get(&r->umap, target);
@@ -250,7 +245,7 @@ static vd_code one_ref(lc_state *r, lindi_refs *rf, vd_err *err) {
       len = size;
       if (r->json_form && !strncmp(target, "./", 2) && !near) rc = vd_nomem(err);
       else if (m) rc = internal(r, part, key, m, off, size, err);
-      else rc = external(r, part, key, near ? near : target, off + size, err);
+      else rc = external(r, key, near ? near : target, off + size, err);
       free(near);
     }
   } else if (base[0] != '.' || !strcmp(base, ".zarray") || !strcmp(base, ".zattrs") || !strcmp(base, ".zgroup")) {

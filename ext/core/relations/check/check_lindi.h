@@ -39,7 +39,7 @@ typedef struct lc_state {
   lindi_index ix;
   lc_row *rows;
   int n, cap, pos;
-  int64_t items, unprobed;
+  int64_t items;
   /* external refs: distinct URLs, then each ref */
   char **urls;
   int nurl, nx;
