@@ -27,7 +27,11 @@ typedef struct vc_checker {
 
 extern const vc_checker vc_openvds, vc_lindi, vc_vtkhdf;
 
-/* Failures that say nothing of the data: they end the query (check_run.c). */
-int vc_fatal(vd_code rc);
+/* Failures that say nothing of the data: they end the query. VD_IO is the store refusing
+ * (401, 403, EACCES) or unreachable after its retries; VD_UNSUPPORTED a scheme or a
+ * feature vdsql does not have. Inline: the checkers ask it and check_run.c calls them. */
+static inline int vc_fatal(vd_code rc) {
+  return rc == VD_NOMEM || rc == VD_INTERRUPTED || rc == VD_IO || rc == VD_UNSUPPORTED;
+}
 
 #endif

@@ -3,7 +3,6 @@
  * external URLs with one HEAD per distinct URL, in parallel), the Zarr metadata, the
  * chunk keys each .zarray implies and the size of raw chunks (check_lindi_zarr.c). All
  * rows are found at open; next hands them out. No chunk data is read. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,31 +12,6 @@
 #include "formats/lindi/lindi_refs.h"
 #include "formats/tar/tar_scan.h"
 #include "store/store.h"
-
-vd_code lc_add(lc_state *r, int verdict, const char *part, const char *item, vd_err *err, const char *fmt, ...) {
-  if (r->n == r->cap) {
-    int cap = r->cap ? 2 * r->cap : 16;
-    lc_row *p = realloc(r->rows, (size_t)cap * sizeof *p);
-    if (!p) return vd_nomem(err);
-    r->rows = p, r->cap = cap;
-  }
-  char d[1400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(d, sizeof d, fmt, ap);
-  va_end(ap);
-  lc_row *w = &r->rows[r->n];
-  w->verdict = verdict;
-  w->part = part ? strdup(part) : NULL;
-  w->item = item ? strdup(item) : NULL;
-  w->detail = strdup(d);
-  if ((part && !w->part) || (item && !w->item) || !w->detail) {
-    free(w->part), free(w->item), free(w->detail);
-    return vd_nomem(err);
-  }
-  r->n++;
-  return VD_OK;
-}
 
 /* A walk failure that is no finding ends the check; any other is one row. */
 static vd_code finding(lc_state *r, vd_code rc, const char *part, const char *item, vd_err *err) {
@@ -180,36 +154,28 @@ static vd_code external(lc_state *r, const char *key, const char *target, int64_
 }
 
 /* HEADs of every distinct URL, a batch at a time, in parallel where the store can. */
-#define HEAD_BATCH 256
 static vd_code probe(lc_state *r, vd_err *err) {
   int64_t *size = malloc((size_t)(r->nurl ? r->nurl : 1) * sizeof *size);
-  vd_getreq *q = calloc(HEAD_BATCH, sizeof *q);
-  vd_code rc = size && q ? VD_OK : vd_nomem(err);
   char **why = calloc((size_t)(r->nurl ? r->nurl : 1), sizeof *why);
-  if (!rc && !why) rc = vd_nomem(err);
-  for (int b = 0; !rc && b < r->nurl; b += HEAD_BATCH) {
-    int n = r->nurl - b < HEAD_BATCH ? r->nurl - b : HEAD_BATCH;
-    memset(q, 0, (size_t)n * sizeof *q);
-    for (int i = 0; i < n; i++) q[i].url = r->urls[b + i], q[i].head = 1;
-    vd_get_many(r->ctx, q, n);
-    for (int i = 0; i < n; i++) {
-      size[b + i] = q[i].rc ? -1 : q[i].info.size;
-      if (q[i].rc && vc_fatal(q[i].rc) && !rc) {
-        *err = q[i].err;
-        rc = q[i].rc;
-      } else if (q[i].rc && !(why[b + i] = strdup(q[i].err.msg)) && !rc) {
+  vd_err *errs = malloc(LINDI_PROBE_MAX * sizeof *errs);
+  vd_code rcs[LINDI_PROBE_MAX], rc = size && why && errs ? VD_OK : vd_nomem(err);
+  for (int b = 0; !rc && b < r->nurl; b += LINDI_PROBE_MAX) {
+    int n = r->nurl - b < LINDI_PROBE_MAX ? r->nurl - b : LINDI_PROBE_MAX;
+    lindi_probe_sizes(r->ctx, r->urls + b, n, size + b, rcs, errs);
+    for (int i = 0; i < n && !rc; i++) {
+      if (rcs[i] && vc_fatal(rcs[i])) {
+        *err = errs[i];
+        rc = rcs[i];
+      } else if (rcs[i] && !(why[b + i] = strdup(errs[i].msg))) {
         rc = vd_nomem(err);
       }
-      vd_objinfo_free(&q[i].info);
-      vd_buf_free(&q[i].body);
     }
   }
   for (int i = 0; !rc && i < r->nx; i++) {
     const lc_xref *x = &r->xr[i];
     char *part = folder_of(x->key);
-    const char *u = r->urls[x->url];
     char wu[600];
-    vd_url_redact(u, wu, sizeof wu);
+    vd_url_redact(r->urls[x->url], wu, sizeof wu);
     if (why[x->url])
       rc = lc_add(r, VC_MISSING, part, x->key, err, "%s", why[x->url]);
     else if (size[x->url] >= 0 && x->end > size[x->url])
@@ -220,7 +186,7 @@ static vd_code probe(lc_state *r, vd_err *err) {
   for (int i = 0; why && i < r->nurl; i++) free(why[i]);
   free(why);
   free(size);
-  free(q);
+  free(errs);
   return rc;
 }
 

@@ -24,10 +24,6 @@ struct vc_run {
   char detail[1400];
 };
 
-/* VD_IO is the store refusing (401, 403, EACCES) or unreachable after its retries;
- * VD_UNSUPPORTED a scheme or a feature vdsql does not have. */
-int vc_fatal(vd_code rc) { return rc == VD_NOMEM || rc == VD_INTERRUPTED || rc == VD_IO || rc == VD_UNSUPPORTED; }
-
 static int ends(const char *s, size_t n, const char *suffix) {
   size_t k = strlen(suffix);
   return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
