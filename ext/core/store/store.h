@@ -228,6 +228,9 @@ void vd_url_redact(const char *url, char *out, size_t n);
  * vdsql_config('allowed_hosts'). A local base allows anything local. The error names
  * both URLs (redacted) and the setting. */
 vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err *err);
+/* 1 when target is an http(s) URL whose host (and port) allowed_hosts lists by name (or
+ * "*"): what a check may ask about although nothing else vouches for it. */
+int vd_url_host_listed(vd_ctx *ctx, const char *target);
 /* Schemes the store does not know, file URLs naming a host, and "file:" without "//"
  * (a relative path that only looks like a file URL) are refused, before any backend sees
  * them (a path is only a path when it has no scheme); the error names the URL redacted. */

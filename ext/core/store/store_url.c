@@ -212,6 +212,12 @@ vd_code vd_url_allowed(vd_ctx *ctx, const char *base, const char *target, vd_err
                  wb, wt, th, tp);
 }
 
+int vd_url_host_listed(vd_ctx *ctx, const char *target) {
+  char ts[8], th[256];
+  long tp;
+  return !origin_of(target, ts, th, sizeof th, &tp) && host_listed(ctx->cfg.allowed_hosts, th, tp);
+}
+
 vd_code vd_url_check(const char *url, vd_err *err) {
   if (!*url) return vd_fail(err, VD_INVALID, "empty URL");
   char where[600];

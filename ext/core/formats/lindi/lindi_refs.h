@@ -50,6 +50,11 @@ vd_code lindi_refs_number(lindi_refs *r, int i, int64_t *out, vd_err *err);
 const char *lindi_refs_member(const lindi_refs *r, const char *url);
 int lindi_refs_archive_offset(const lindi_refs *r, const char *url, int64_t off, int64_t *out);
 
+/* The sizes of n (at most LINDI_PROBE_MAX) objects that refs name, one HEAD each, in
+ * parallel where the store can: size[i] (-1 unknown), rc[i] and errs[i] per URL. */
+#define LINDI_PROBE_MAX 64
+void lindi_probe_sizes(vd_ctx *ctx, char *const *urls, int n, int64_t *size, vd_code *rc, vd_err *errs);
+
 /* What a writer stores, as lindi stores it. An inline value: bytes all below 0x80 as a
  * string, others (and text starting with "base64:") as base64, JSON (as_json) parsed
  * with its literals kept; NULL with err set (or out of memory, err unset). */

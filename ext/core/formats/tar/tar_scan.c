@@ -192,7 +192,8 @@ static vd_code load(tar_scan *c, vd_err *err) {
   return tar_next(c->where, c->data_off - TAR_BLOCK, &at_data, &c->next, err);
 }
 
-vd_code tar_scan_open(vd_ctx *ctx, const char *url, tar_scan **out, vd_err *err) {
+vd_code tar_scan_open_at(vd_ctx *ctx, const char *url, const unsigned char *p, size_t n, tar_scan **out,
+                         vd_err *err) {
   tar_scan *c = calloc(1, sizeof *c);
   *out = c;
   if (!c) return vd_nomem(err);
@@ -201,7 +202,15 @@ vd_code tar_scan_open(vd_ctx *ctx, const char *url, tar_scan **out, vd_err *err)
   tar_pax_init(&c->pax);
   if (!(c->url = strdup(url))) return vd_nomem(err);
   vd_url_redact(c->url, c->where, sizeof c->where);
+  if (n) {
+    if (vd_buf_append(&c->win, p, n)) return vd_nomem(err);
+    c->wstart = 0;
+  }
   return load(c, err);
+}
+
+vd_code tar_scan_open(vd_ctx *ctx, const char *url, tar_scan **out, vd_err *err) {
+  return tar_scan_open_at(ctx, url, NULL, 0, out, err);
 }
 
 vd_code tar_scan_next(tar_scan *c, vd_err *err) {

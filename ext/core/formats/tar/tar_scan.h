@@ -48,6 +48,10 @@ typedef struct tar_scan {
  * first block is no tar header (cpio, anything else) is "not a tar archive". *out is set
  * even on failure (tar_scan_close it). */
 vd_code tar_scan_open(vd_ctx *ctx, const char *url, tar_scan **out, vd_err *err);
+/* The same when the archive's first n bytes are at hand already (a cached prefix, p[0, n)
+ * copied): the headers inside them cost no request. */
+vd_code tar_scan_open_at(vd_ctx *ctx, const char *url, const unsigned char *p, size_t n, tar_scan **out,
+                         vd_err *err);
 vd_code tar_scan_next(tar_scan *s, vd_err *err);
 void tar_scan_close(tar_scan *s);
 
