@@ -25,7 +25,6 @@ import base64
 import json
 import os
 import shutil
-import struct
 import sys
 import tempfile
 
