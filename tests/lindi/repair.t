@@ -204,6 +204,17 @@ def main():
             ok(q.returncode != 0 and "local archives only" in q.stderr and url in q.stderr and
                q.stdout.split() in (["0"], [""], []), "refused before any request: %s" % url, q.stdout + q.stderr)
 
+        # a journal that is not this archive's (a stray file): refused, nothing changed
+        stray = os.path.join(work, "stray.lindi.tar")
+        shutil.copy(os.path.join(src, "appended.lindi.tar"), stray)
+        with open(stray + ".vdsql-journal", "w") as f:
+            f.write("not a journal\n")
+        b = state(stray)
+        p, rows = repair(stray)
+        ok(p.returncode != 0 and "not a journal of this archive's last transaction" in p.stderr and state(stray) == b
+           and os.path.exists(stray + ".vdsql-journal"),
+           "a stray journal beside the archive: refused, archive and journal left as they were", p.stderr)
+
         # kill -9 before each write and sync of the commit, and at each numbered step
         rng = random.Random(int(os.environ.get("REPAIR_SEED", "30")))
         kills = 0
