@@ -2,7 +2,8 @@
 """lindi_repair(url) in PostgreSQL, as TAP, on tests/gen/mkbroken_lindi_repair.py's
 archives:
   - it is a set-returning function, VOLATILE and PARALLEL UNSAFE (pg_proc), and a plan
-    over a catalog of urls never puts it under a Gather;
+    over a catalog of urls never puts it under a Gather; it is no foreign table (IMPORT
+    FOREIGN SCHEMA leaves it out, CREATE FOREIGN TABLE refuses it);
   - the least privileged role that may run it: a role without pg_read_server_files is
     refused (42501), one with it but without pg_write_server_files too, the archive
     unchanged; with both it repairs, with the rows SQLite gives on a copy, and tarfile
@@ -64,6 +65,12 @@ try:
     ok(r.returncode == 0 and 'Gather' not in r.stdout and 'lindi_repair' in r.stdout,
        'a plan over a catalog of urls runs lindi_repair in the leader only (no Gather)', r.stdout + r.stderr)
 
+    r = psql("CREATE SERVER s FOREIGN DATA WRAPPER vdsql; CREATE SCHEMA v; IMPORT FOREIGN SCHEMA vdsql FROM SERVER s INTO v;"
+             " SELECT count(*) FROM pg_foreign_table t JOIN pg_class c ON c.oid = t.ftrelid WHERE c.relname = 'lindi_repair'")
+    r2 = psql("CREATE FOREIGN TABLE v.lr (action text) SERVER s OPTIONS (relation 'lindi_repair')")
+    ok(r.stdout.strip() == '0' and r2.returncode != 0 and 'call the function lindi_repair(url)' in r2.stderr,
+       'no foreign table for lindi_repair: IMPORT FOREIGN SCHEMA leaves it out, CREATE FOREIGN TABLE is refused',
+       r.stdout + r.stderr + r2.stderr)
     psql('CREATE ROLE carol LOGIN')
     path = os.path.join(root, 'appended.lindi.tar')
     before = digest(path)
