@@ -12,6 +12,8 @@ Each fault is one lindi write cut short:
   appended      a member appended (header, data, end blocks), the index not rewritten
   stale_entry   the index outgrew its padding: the old one trashed (dashed), a new one
                 appended, .tar_entry.json not rewritten (it names the dashed copy)
+  index_trashed the index outgrew its padding: the old one trashed (renamed, dashed), the
+                new one never appended: no live .tar_index.json header at all
   truncated     a member appended and indexed, then the file cut inside its data (its
                 pages never reached the disk)
   replaced      a member replaced: the new copy appended, the old header trashed, the
@@ -64,6 +66,13 @@ def build(d):
     a.f.write(old_entry)                              # the entry write never landed
     a.f.close()
     rec.append({"name": "stale_entry.lindi.tar", "format": "lindi", "error": None,
+                "faults": [fault(".tar_index.json", "", "unreadable", "unreadable")]})
+
+    a = base(os.path.join(d, "index_trashed.lindi.tar"))
+    a.trash(".tar_index.json")                        # the grown copy was never appended
+    a.files.append({"n": ".tar_index.json", "o": 1536, "d": 2048, "s": 8192})
+    a.f.close()
+    rec.append({"name": "index_trashed.lindi.tar", "format": "lindi", "error": None,
                 "faults": [fault(".tar_index.json", "", "unreadable", "unreadable")]})
 
     a = base(os.path.join(d, "truncated.lindi.tar"))
