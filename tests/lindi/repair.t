@@ -10,8 +10,8 @@ never from vdsql:
     and tarfile read it; every member's bytes equal tarfile's; tar_members lists every
     header but trash as in_index; a second repair has no rows and writes nothing;
   - a healthy archive: no rows, no write (strace counts the writing syscalls: 0), no journal;
-  - refusals (a plain tar, a .lindi.json, no tar, a missing file, a directory, s3://,
-    az://, http://) name the url and what is wrong, and change nothing;
+  - refusals (a plain tar, a .lindi.json, no tar, a missing file, a directory, a stray
+    journal, http(s)://) name the url and what is wrong, and change nothing;
   - kill -9 before every write and sync of the repair's commit, at each numbered step,
     and at random moments from outside: the archive is the old one or the repaired one
     and readable, and the next repair ends with the repaired one;
@@ -35,9 +35,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from taplib import TOP, ok, plan, shell_args, sql  # noqa: E402
+from taplib import TOP, ok, plan, shell_args, skip, sql  # noqa: E402
 
 GEN = os.path.join(TOP, "tests/gen/mkbroken_lindi_repair.py")
+# REPAIR_KILLS=0 leaves the kill -9 checks out (reported as skips), for a quick run
+KILLS = os.environ.get("REPAIR_KILLS", "1") != "0"
 
 
 def tar_view(path):
@@ -203,9 +205,9 @@ def main():
             ok(p.returncode != 0 and path in p.stderr and want in p.stderr and
                (b is None or state(path) == b) and not os.path.exists(path + ".vdsql-journal"),
                "refused: %s (%s), unchanged" % (name, want), p.stderr)
-        for url in ("s3://bucket/a.lindi.tar", "az://acct/c/a.lindi.tar", "http://127.0.0.1:9/a.lindi.tar"):
+        for url in ("http://127.0.0.1:9/a.lindi.tar", "https://127.0.0.1:9/a.lindi.tar"):
             q = sql("SELECT * FROM lindi_repair('%s');\nSELECT sum(requests) FROM vdsql_stats();" % url)
-            ok(q.returncode != 0 and "local archives only" in q.stderr and url in q.stderr and
+            ok(q.returncode != 0 and "this store is read-only" in q.stderr and url in q.stderr and
                q.stdout.split() in (["0"], [""], []), "refused before any request: %s" % url, q.stdout + q.stderr)
 
         # a journal that is not this archive's (a stray file): refused, nothing changed
@@ -223,7 +225,7 @@ def main():
         rng = random.Random(int(os.environ.get("REPAIR_SEED", "30")))
         kills = 0
         bad = []
-        for d in broken:
+        for d in broken if KILLS else []:
             base = os.path.join(src, d["name"])
             cnt = os.path.join(tmp, "writes")
             c = os.path.join(tmp, "count.lindi.tar")
@@ -264,8 +266,11 @@ def main():
                 if p.returncode != 0 or agrees(victim) != "" or os.path.exists(victim + ".vdsql-journal"):
                     bad.append("%s %s: the next repair did not finish it: %s %s" % (d["name"], env, p.stderr,
                                                                                     agrees(victim)))
-        ok(not bad and kills > 20, "kill -9 before every write/sync and at each step of %d repairs (%d kills): old or "
-           "repaired, readable by tarfile; the next repair finishes" % (len(broken), kills), "\n".join(bad[:20]))
+        if not KILLS:
+            skip("kill -9 at every write and step (REPAIR_KILLS=0)")
+        else:
+            ok(not bad and kills > 20, "kill -9 before every write/sync and at each step of %d repairs (%d kills): old or "
+               "repaired, readable by tarfile; the next repair finishes" % (len(broken), kills), "\n".join(bad[:20]))
 
         # kill -9 from outside at random moments of a large repair
         big = os.path.join(tmp, "big.lindi.tar")
@@ -281,7 +286,7 @@ def main():
         ok(p.returncode == 0 and len([r for r in rows if r["action"] == "listed"]) == 300 and agrees(big + ".t") == "",
            "a 15,300-member archive with 300 unlisted: 300 listed, agrees (%.2f s)" % dur, p.stderr)
         bad, killed = [], 0
-        for i in range(12):
+        for i in range(12 if KILLS else 0):
             victim = os.path.join(tmp, "rvictim.lindi.tar")
             shutil.copy(big, victim)
             old = lindi_or_none(victim)
@@ -298,7 +303,7 @@ def main():
             p, _ = repair(victim)
             if p.returncode != 0 or agrees(victim) != "":
                 bad.append("kill %d: the next repair: %s %s" % (i, p.stderr, agrees(victim)))
-        ok(not bad, "12 kills at random moments (%d landed before the end): old or repaired; the next repair finishes"
+        ok(not bad and (killed > 0 or not KILLS), "12 kills at random moments (%d landed before the end): old or repaired; the next repair finishes"
            % killed, "\n".join(bad))
 
         # two repairs at once
@@ -416,7 +421,7 @@ def s3_checks(tmp, src, rec, rng):
            "s3: the healthy archive's object is the one uploaded (its ETag unchanged)")
         # kill -9 at random moments: a whole-object PUT lands whole or not at all
         bad = []
-        for i in range(6):
+        for i in range(6 if KILLS else 0):
             c.upload_file(os.path.join(src, "stale_entry.lindi.tar"), srv.bucket, "k/victim.lindi.tar")
             proc = subprocess.Popen(shell_args(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, **env))

@@ -992,4 +992,9 @@ MUTANTS = [
          replace="vdpg_check_url(url, false);",
          why="lindi_repair runs for a role with pg_read_server_files only: a write without pg_write_server_files",
          suites=["tests/pg/lindi_repair.t"]),
+    dict(name="lindi_repair_remote_healthy_put", file="**/lindi_writer_repair.c",
+         find="  if (!rc) rc = analyse(&s, &p, log, err);\n  if (rc || p.healthy) goto out;",
+         replace="  if (!rc) rc = analyse(&s, &p, log, err);\n  if (rc) goto out;",
+         why="lindi_repair of a healthy S3 or Azure archive puts it again (a write, and a request, where there should be none)",
+         suites=["REPAIR_KILLS=0 tests/lindi/repair.t"]),
 ]

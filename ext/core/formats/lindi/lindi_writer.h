@@ -64,8 +64,9 @@ const lindi_file *lindi_writer_file(const lindi_writer *w, int pos);
 vd_code lindi_writer_read(lindi_writer *w, int pos, vd_buf *out, vd_err *err);
 
 /* lindi_repair (lindi_writer_repair.c): .tar_index.json and .tar_entry.json rebuilt from
- * the tar headers of a local archive, through this writer's commit (crash-safe like any
- * commit); one row per action, none for a healthy archive (which is not written to).
+ * the tar headers: a local archive through this writer's commit (crash-safe like any
+ * commit), an S3 or Azure one by a whole-object rewrite conditional on its ETag; one row
+ * per action, none for a healthy archive (which is not written to).
  * action: listed, relisted, unlisted, unreadable (the old index), trashed (an older
  * copy of a name), cut (a torn tail), index, entry. */
 typedef struct lindi_repair_row {

@@ -390,7 +390,7 @@ vd_code lindi_repair(vd_ctx *ctx, const char *url, lindi_repair_log *log, vd_err
    * it); an object store's object is replaced whole; http(s) cannot be written */
   if (!vd_store_is_local(url)) {
     vd_code rc = vd_store_can_write(url) ? repair_remote(ctx, url, log, err)
-                                         : vd_fail(err, VD_READONLY, "%s: lindi_repair writes only local files, s3:// and az:// (this store is read-only)", url);
+                                         : vd_fail(err, VD_UNSUPPORTED, "%s: lindi_repair writes only local files, s3:// and az:// (this store is read-only)", url);
     if (!rc) lindi_invalidate(ctx, url);
     if (rc) lindi_repair_log_free(log);
     return rc;

@@ -1,5 +1,5 @@
-/* lindi_repair(url): rebuilds a local LINDI archive's index and entry from its tar
- * headers (formats/lindi/lindi_writer_repair.c) and gives one row per action taken;
+/* lindi_repair(url): rebuilds a LINDI archive's index and entry from its tar headers
+ * (local, S3, Azure) (formats/lindi/lindi_writer_repair.c) and gives one row per action taken;
  * none for a healthy archive, which is only read. */
 #include <stdlib.h>
 
@@ -65,6 +65,6 @@ const vd_relation vd_rel_lindi_repair = {
     .column = column,
     .rowid = rowid,
     .close = close_,
-    .doc = "rebuilds a local LINDI archive's .tar_index.json and .tar_entry.json from its tar headers (crash-safe, as "
-           "every LINDI write): one row per action (listed, relisted, unlisted, unreadable, trashed, cut, index, entry), "
+    .doc = "rebuilds a LINDI archive's .tar_index.json and .tar_entry.json from its tar headers (files: crash-safe "
+           "as every LINDI write; S3, Azure: one conditional whole-object rewrite): one row per action (listed, relisted, unlisted, unreadable, trashed, cut, index, entry), "
            "none and no write for a healthy archive; the dry run is vdsql_check(url)"};
