@@ -961,9 +961,9 @@ MUTANTS = [
          suites=["tests/pg/returning.t"]),
     # ---- lindi_repair (issue 30): the index rebuilt from the tar headers
     dict(name="lindi_repair_first_copy_wins", file="**/lindi_writer_repair.c",
-         find='if (strncmp(k.m[i].name, ".trash/", 7) != 0 && vd_strmap_put(&last, k.m[i].name, i))',
-         replace='if (strncmp(k.m[i].name, ".trash/", 7) != 0 && vd_strmap_get(&last, k.m[i].name) < 0 && '
-                 'vd_strmap_put(&last, k.m[i].name, i))',
+         find='if (strncmp(k->m[i].name, ".trash/", 7) != 0 && vd_strmap_put(&p->last, k->m[i].name, i))',
+         replace='if (strncmp(k->m[i].name, ".trash/", 7) != 0 && vd_strmap_get(&p->last, k->m[i].name) < 0 && '
+                 'vd_strmap_put(&p->last, k->m[i].name, i))',
          why="lindi_repair keeps the first header of a name, not the last: an untrashed old copy of a replaced "
              "member stays listed and the new one is trashed",
          suites=["tests/lindi/repair.t"]),
@@ -973,8 +973,8 @@ MUTANTS = [
          why="lindi_repair indexes a member whose data runs past the end of a truncated file",
          suites=["tests/lindi/repair.t"]),
     dict(name="lindi_repair_healthy_rewritten", file="**/lindi_writer_repair.c",
-         find="if (have_ix && same && !dups && k.cut_at < 0 && k.trailer_ok) goto out;",
-         replace="if (0 && have_ix && same && !dups && k.cut_at < 0 && k.trailer_ok) goto out;",
+         find="if (have_ix && same && !dups && k->cut_at < 0 && k->trailer_ok) {",
+         replace="if (0 && have_ix && same && !dups && k->cut_at < 0 && k->trailer_ok) {",
          why="lindi_repair rewrites the index of a healthy archive (a write, and rows, where there should be none)",
          suites=["tests/lindi/repair.t"]),
     dict(name="lindi_repair_no_lock", file="**/lindi_writer_repair.c",
