@@ -4,7 +4,7 @@
 extern const vd_relation vd_rel_vds_layout, vd_rel_vds_axes, vd_rel_vds_channels,
     vd_rel_vds_metadata, vd_rel_vds_layers, vd_rel_vds_pages, vd_rel_vds_chunks,
     vd_rel_vds_samples, vd_rel_vds_objects, vd_rel_vds_audit, vd_rel_vds_levels, vd_rel_vdsql_stats,
-    vd_rel_lindi_files, vd_rel_tar_members, vd_rel_lindi_refs, vd_rel_lindi_tar;
+    vd_rel_lindi_files, vd_rel_tar_members, vd_rel_lindi_refs, vd_rel_lindi_tar, vd_rel_lindi_repair;
 extern const vd_relation vd_rel_vtkhdf_partitions, vd_rel_vtkhdf_topologies, vd_rel_vtkhdf_arrays,
     vd_rel_vtkhdf_sources, vd_rel_vtkhdf_blocks, vd_rel_vtkhdf_array_starts, vd_rel_vdsql_relations, vd_rel_vdsql_config;
 extern const vd_relation vd_rel_vtkhdf_amr_boxes, vd_rel_vtkhdf_trees, vd_rel_vtkhdf_main;
@@ -17,7 +17,7 @@ const vd_relation *const vd_relations[] = {
     &vd_rel_vds_layout, &vd_rel_vds_axes,   &vd_rel_vds_channels, &vd_rel_vds_metadata,
     &vd_rel_vds_layers, &vd_rel_vds_pages,  &vd_rel_vds_chunks,   &vd_rel_vds_samples,
     &vd_rel_vds_objects, &vd_rel_vds_audit, &vd_rel_vds_levels,
-    &vd_rel_lindi_files, &vd_rel_tar_members, &vd_rel_lindi_refs, &vd_rel_lindi_tar, &vd_rel_vdsql_stats,
+    &vd_rel_lindi_files, &vd_rel_tar_members, &vd_rel_lindi_refs, &vd_rel_lindi_tar, &vd_rel_lindi_repair, &vd_rel_vdsql_stats,
     &vd_rel_vtkhdf_partitions, &vd_rel_vtkhdf_topologies, &vd_rel_vtkhdf_arrays, &vd_rel_vtkhdf_sources,
     &vd_rel_vtkhdf_blocks, &vd_rel_vtkhdf_array_starts, &vd_rel_vtkhdf_amr_boxes, &vd_rel_vtkhdf_trees, &vd_rel_vtkhdf_main,
     &vd_rel_vdsql_relations, &vd_rel_vdsql_config, &vd_rel_store_objects, &vd_rel_vds_datasets,

@@ -53,6 +53,8 @@ typedef struct vd_filter {
 #define VD_REL_HINTS 0x4 /* open gets the VD_OP_LIMIT and VD_OP_COLS hints */
 #define VD_REL_BACKEND 0x8 /* rows come from the connection's own state (its counters, its settings),
                               which a PostgreSQL parallel worker does not share: PARALLEL RESTRICTED */
+#define VD_REL_WRITES 0x10 /* opening it changes its dataset (lindi_repair): PostgreSQL PARALLEL UNSAFE, and
+                              its url needs the privileges of a writer */
 
 /* Named, writable tables: CREATE VIRTUAL TABLE t USING rel(args...). Scans use the
  * relation's cursor functions on what open returns. Writes happen inside begin ..

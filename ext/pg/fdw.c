@@ -150,6 +150,10 @@ static const vd_relation *read_options(List *options, const char *table, vdpg_ft
     }
   }
   bool named = nconn > 0 && have == (1 << nconn) - 1;
+  if (r->flags & VD_REL_WRITES) /* a scan that writes would run at every plan's whim (rescans, workers) */
+    ereport(ERROR, (errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+                    errmsg("vdsql: %s: %s changes its dataset: call the function %s(url) instead of a foreign table",
+                           table, r->name, r->name)));
   if ((r->flags & VD_REL_TABLE_ONLY) && !named)
     ereport(ERROR, (errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
                     errmsg("vdsql: %s: %s is a table over one dataset: give OPTIONS (relation '%s', %s)", table, r->name,
@@ -225,7 +229,7 @@ static List *import_schema(ImportForeignSchemaStmt *stmt, Oid server) {
   List *out = NIL;
   for (int i = 0; vd_relations[i]; i++) {
     const vd_relation *r = vd_relations[i];
-    if (r->flags & VD_REL_TABLE_ONLY) continue;
+    if (r->flags & (VD_REL_TABLE_ONLY | VD_REL_WRITES)) continue; /* writers are functions only */
     StringInfoData q;
     initStringInfo(&q);
     appendStringInfo(&q, "CREATE FOREIGN TABLE %s (", quote_identifier(r->name));

@@ -456,7 +456,7 @@ static void explain(ForeignScanState *node, ExplainState *es) {
 static bool parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte) {
   /* asked before the relation's size (fdw_private is not made yet) */
   vdpg_ftable *ft = vdpg_ftable_get(rte->relid);
-  return !ft->named && !(ft->rel->flags & VD_REL_BACKEND);
+  return !ft->named && !(ft->rel->flags & (VD_REL_BACKEND | VD_REL_WRITES));
 }
 
 /* Statistics for an argument column of a vdsql foreign table: one distinct value, no

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     /* ROWS: the catalogue's rows per call, what the support function says when the
      * arguments are not constants (plan_cost.c), so pg_proc tells the same */
     printf(")\n  AS 'MODULE_PATHNAME', 'vdsql_relation' LANGUAGE C %s PARALLEL %s ROWS %.0f SUPPORT vdsql_relation_support;\n",
-           (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE", (r->flags & VD_REL_BACKEND) ? "RESTRICTED" : "SAFE",
+           (r->flags & VD_REL_IO) ? "VOLATILE" : "STABLE", (r->flags & VD_REL_WRITES) ? "UNSAFE" : (r->flags & VD_REL_BACKEND) ? "RESTRICTED" : "SAFE",
            r->rows > 0 ? r->rows : 1000);
     /* EXECUTE stays PUBLIC's: whether a call reads local files or the network depends on
      * its url, so the call checks (privileges.c) and its refusal names what is needed */

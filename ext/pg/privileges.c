@@ -58,7 +58,7 @@ void vdpg_check_relation_args(const vd_relation *r, const vd_value *args, int na
     int c = vd_rel_arg_col(r, k);
     if (c >= 0 && strcmp(r->cols[c].name, "url") == 0 && args[k].type == VD_TEXT) {
       char *url = pnstrdup(args[k].p, args[k].n);
-      vdpg_check_url(url, false);
+      vdpg_check_url(url, (r->flags & VD_REL_WRITES) != 0);
       pfree(url);
     }
   }

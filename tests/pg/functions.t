@@ -52,12 +52,14 @@ try:
              "ON d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid "
              "WHERE e.extname = 'vdsql' AND p.proname NOT LIKE 'vdsql_fdw_%' ORDER BY 1")
     marks = dict(x.split('=') for x in r.stdout.split())
-    special = {'vds_create(3)': 'u', 'vds_repair(2)': 'u', 'vdsql_config(2)': 'u', 'vdsql_config(1)': 'r',
+    special = {'vds_create(3)': 'u', 'vds_repair(2)': 'u', 'lindi_repair(1)': 'u', 'vdsql_config(2)': 'u',
+               'vdsql_config(1)': 'r',
                'vdsql_config(0)': 'r', 'vdsql_stats(0)': 'r'}
     marks.pop('vdsql_fdw_validator(2)', None)  # DDL's, never in a query
     wrong = {k: v for k, v in marks.items() if v != special.get(k, 's')}
     ok(marks and not wrong and all(k in marks for k in special),
-       f'PARALLEL markings of {len(marks)} functions: vds_create, vds_repair and vdsql_config(key, value) unsafe, '
+       f'PARALLEL markings of {len(marks)} functions: vds_create, vds_repair, lindi_repair and vdsql_config(key, value) '
+       'unsafe, '
        'vdsql_stats and vdsql_config reads restricted, the rest safe', f'wrong: {wrong}; have: {marks}')
 
     ds, lin = os.path.join(data, 'survey'), os.path.join(data, 'lindi')

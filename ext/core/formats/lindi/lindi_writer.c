@@ -41,6 +41,30 @@
 #include "util/base64.h"
 #include "util/pyjson.h"
 
+/* A writer with its file open and nothing read, in no connection's list. */
+vd_code lw_open_unloaded(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {
+  *out = NULL;
+  lindi_writer *w = calloc(1, sizeof *w);
+  if (!w) return vd_nomem(err);
+  w->ctx = ctx;
+  w->fd = -1;
+  w->refs = 1;
+  w->path = vd_url_path(url);
+  w->journal = w->path ? malloc(strlen(w->path) + 16) : NULL;
+  if (!w->path || !w->journal) {
+    lindi_writer_close(w);
+    return vd_nomem(err);
+  }
+  sprintf(w->journal, "%s.vdsql-journal", w->path);
+  *out = w;
+  vd_code rc = lw_open_file(w, err);
+  if (rc) {
+    lindi_writer_close(w);
+    *out = NULL;
+  }
+  return rc;
+}
+
 vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err) {
   *out = NULL;
   /* unknown schemes, file://host/...: the store's refusal; never a local file name */
@@ -63,19 +87,8 @@ vd_code lindi_writer_open(vd_ctx *ctx, const char *url, lindi_writer **out, vd_e
   }
   free(want);
   free(real);
-  lindi_writer *w = calloc(1, sizeof *w);
-  if (!w) return vd_nomem(err);
-  w->ctx = ctx;
-  w->fd = -1;
-  w->refs = 1;
-  w->path = vd_url_path(url);
-  w->journal = w->path ? malloc(strlen(w->path) + 16) : NULL;
-  if (!w->path || !w->journal) {
-    lindi_writer_close(w);
-    return vd_nomem(err);
-  }
-  sprintf(w->journal, "%s.vdsql-journal", w->path);
-  vd_code rc = lw_open_file(w, err);
+  lindi_writer *w;
+  vd_code rc = lw_open_unloaded(ctx, url, &w, err);
   /* with a journal the state is loaded at BEGIN, after recovery */
   if (!rc && !w->absent && !lw_exists_nofollow(w->journal)) rc = lw_load_unlocked(w, err);
   if (rc) {

@@ -63,4 +63,23 @@ int lindi_writer_count(const lindi_writer *w);
 const lindi_file *lindi_writer_file(const lindi_writer *w, int pos);
 vd_code lindi_writer_read(lindi_writer *w, int pos, vd_buf *out, vd_err *err);
 
+/* lindi_repair (lindi_writer_repair.c): .tar_index.json and .tar_entry.json rebuilt from
+ * the tar headers: a local archive through this writer's commit (crash-safe like any
+ * commit), an S3 or Azure one by a whole-object rewrite conditional on its ETag; one row
+ * per action, none for a healthy archive (which is not written to).
+ * action: listed, relisted, unlisted, unreadable (the old index), trashed (an older
+ * copy of a name), cut (a torn tail), index, entry. */
+typedef struct lindi_repair_row {
+  const char *action;
+  char *name;      /* NULL for cut */
+  int64_t o, s;    /* header offset and size (cut: where, and the bytes dropped) */
+  char *detail;
+} lindi_repair_row;
+typedef struct lindi_repair_log {
+  lindi_repair_row *rows;
+  int n, cap;
+} lindi_repair_log;
+vd_code lindi_repair(vd_ctx *ctx, const char *url, lindi_repair_log *log, vd_err *err);
+void lindi_repair_log_free(lindi_repair_log *log);
+
 #endif

@@ -68,7 +68,9 @@ static vd_code to_archive(void *ctx, const void *p, size_t n, vd_err *err) {
  * one): into the region the previous commit trashed when it fits, else appended. */
 static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, vd_err *err) {
   int ipos = vd_strmap_get(&w->map, LINDI_INDEX_NAME);
-  if (ipos < 0) return vd_fail(err, VD_INVALID, "%s: the index lists no .tar_index.json", w->path);
+  /* a repair may find no live index header (lindi trashed the old one and died before
+   * appending the new): then there is none to trash */
+  if (ipos < 0 && !w->repairing) return vd_fail(err, VD_INVALID, "%s: the index lists no .tar_index.json", w->path);
   lindi_file *live = malloc((w->n + 1) * sizeof *live);
   if (!live) return vd_nomem(err);
   int m = 0;
@@ -76,17 +78,21 @@ static vd_code place_index(lindi_writer *w, int64_t *commit_at, vd_buf *commit, 
     if (w->files[i].name) live[m++] = w->files[i];
   int64_t len;
   vd_code rc = lindi_stream_index(w->ctx, live, m, NULL, NULL, &len, err); /* count only */
-  lindi_file *ix = &w->files[ipos];
-  int64_t old_o = ix->o, old_d = ix->d, old_s = ix->s;
-  if (rc || (rc = lw_add_trash(w, ipos, err))) {
+  if (!rc && ipos >= 0) {
+    lindi_file *ix = &w->files[ipos];
+    int64_t old_o = ix->o, old_d = ix->d, old_s = ix->s;
+    if (!(rc = lw_add_trash(w, ipos, err))) {
+      /* its bytes stay as they are (a reader that read the old entry may still read them);
+       * the commit after next writes over its text (the spare) */
+      w->trash[w->ntrash - 1].dash = 0;
+      w->trashed_idx_o = old_o, w->trashed_idx_d = old_d, w->trashed_idx_s = old_s;
+      w->trashed_idx_len = w->idx_text_len < old_s ? w->idx_text_len : old_s;
+    }
+  }
+  if (rc) {
     free(live);
     return rc;
   }
-  /* its bytes stay as they are (a reader that read the old entry may still read them);
-   * the commit after next writes over its text (the spare) */
-  w->trash[w->ntrash - 1].dash = 0;
-  w->trashed_idx_o = old_o, w->trashed_idx_d = old_d, w->trashed_idx_s = old_s;
-  w->trashed_idx_len = w->idx_text_len < old_s ? w->idx_text_len : old_s;
   /* live still holds the old index entry: replace it */
   int k = 0;
   for (int i = 0; i < m; i++)

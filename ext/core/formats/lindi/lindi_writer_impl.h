@@ -65,6 +65,7 @@ struct lindi_writer {
   size_t wb_len;
   int64_t wb_off;
   int refs_dirty;
+  int repairing;               /* lindi_repair: the headers may list no live index to trash */
   int refs;                    /* tables sharing this writer */
   int scans;                   /* cursors open on it */
   lindi_writer *next;          /* in ctx->lindi_writers */
@@ -94,11 +95,14 @@ void lw_drop_savepoints(lindi_writer *w, int from);
 vd_code lw_find_end(lindi_writer *w, const lindi_file *files, int n, int64_t size, int for_write, int64_t *end, vd_err *err);
 void lw_remember_file(lindi_writer *w, const struct stat *st);
 int lw_file_changed(const lindi_writer *w, const struct stat *st, const unsigned char *entry);
+vd_code lw_read_index(lindi_writer *w, const unsigned char *head, int64_t size, lindi_index *ix, int64_t *len,
+                      vd_err *err);
 vd_code lw_load(lindi_writer *w, int for_write, vd_err *err);
 vd_code lw_create_empty(const char *path, vd_err *err);
 char *lw_canonical(const char *path);
 int lw_exists_nofollow(const char *path);
 vd_code lw_open_file(lindi_writer *w, vd_err *err);
+vd_code lw_open_unloaded(vd_ctx *ctx, const char *url, lindi_writer **out, vd_err *err); /* lindi_writer.c */
 vd_code lw_load_unlocked(lindi_writer *w, vd_err *err);
 vd_code lw_lock(lindi_writer *w, vd_err *err);
 void lw_unlock(lindi_writer *w);

@@ -94,6 +94,23 @@ static vd_code fd_more(void *arg, const unsigned char **p, size_t *n, vd_err *er
   return VD_OK;
 }
 
+/* The index the entry in head (the file's first 1536 bytes) names, parsed and checked as
+ * lindi's opener checks it; *len gets its text's length. */
+vd_code lw_read_index(lindi_writer *w, const unsigned char *head, int64_t size, lindi_index *ix, int64_t *len,
+                      vd_err *err) {
+  int64_t io, id, is;
+  if (lindi_parse_entry((const char *)head + 512, LINDI_ENTRY_SIZE, w->path, &io, &id, &is, err)) return err->code;
+  if (id > size || is > size - id)
+    return vd_fail(err, VD_INVALID, "%s: .tar_index.json runs past the end of the file", w->path);
+  /* the index is read in pieces, only until its JSON value is complete (the padding
+   * after it is never read), and parsed as it comes: no copy of its text is held */
+  fd_src src = {w, id, is, 0, malloc(is < FD_PIECE ? (size_t)is + 1 : FD_PIECE)};
+  ix->io = io, ix->id = id, ix->is = is;
+  vd_code rc = src.buf ? lindi_read_index(fd_more, &src, is, w->path, ix, len, err) : vd_nomem(err);
+  free(src.buf);
+  return rc;
+}
+
 /* Reads the committed state from disk; for_write: under the lock, about to write. */
 vd_code lw_load(lindi_writer *w, int for_write, vd_err *err) {
   lw_clear_state(w);
@@ -109,18 +126,9 @@ vd_code lw_load(lindi_writer *w, int for_write, vd_err *err) {
   if (st.st_size < 1536 + 1024) return vd_fail(err, VD_INVALID, "%s: too short for a LINDI archive", w->path);
   if (memcmp(head + 257, "ustar", 5) != 0)
     return vd_fail(err, VD_INVALID, "%s: not a LINDI archive (no ustar header at byte 0)", w->path);
-  int64_t io, id, is;
-  if (lindi_parse_entry((const char *)head + 512, LINDI_ENTRY_SIZE, w->path, &io, &id, &is, err)) return err->code;
-  if (id > st.st_size || is > st.st_size - id)
-    return vd_fail(err, VD_INVALID, "%s: .tar_index.json runs past the end of the file", w->path);
-  /* the index is read in pieces, only until its JSON value is complete (the padding
-   * after it is never read), and parsed as it comes: no copy of its text is held */
-  fd_src src = {w, id, is, 0, malloc(is < FD_PIECE ? (size_t)is + 1 : FD_PIECE)};
   lindi_index ix = {0};
-  ix.io = io, ix.id = id, ix.is = is;
   int64_t len = 0;
-  vd_code rc = src.buf ? lindi_read_index(fd_more, &src, is, w->path, &ix, &len, err) : vd_nomem(err);
-  free(src.buf);
+  vd_code rc = lw_read_index(w, head, st.st_size, &ix, &len, err);
   if (rc) return rc;
   w->idx_text_len = len;
   if ((rc = lw_find_end(w, ix.files, ix.n, st.st_size, for_write, &w->end, err))) {
