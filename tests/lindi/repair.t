@@ -140,6 +140,11 @@ def main():
                 q = sql("SELECT count(*) FROM tar_members('%s');" % path)
                 ok(q.returncode != 0 and "ends before byte" in q.stderr,
                    "%s before: tar_members says the archive is cut" % d["name"], q.stdout + q.stderr)
+            if f["verdict"] != "unreadable":
+                q = sql(".mode list\n.separator |\nSELECT part, verdict FROM vdsql_check('%s');" % path)
+                ok(q.returncode == 0 and "%s|%s" % (f["part"], f["verdict"]) in q.stdout.split("\n"),
+                   "%s before: vdsql_check (the dry run) says %s %s" % (d["name"], f["part"], f["verdict"]),
+                   q.stdout + q.stderr)
             ok(agrees(path) != "", "%s before: the index disagrees with tarfile" % d["name"])
 
         # the repair of each, checked against tarfile and json

@@ -74,6 +74,10 @@ static vd_code headers(lc_state *r, const lindi_index *ix, const vd_blob *prefix
     if (!whole && !seen[i].hit && r->size >= 0 && f->o >= r->size)
       rc = lc_add(r, VC_MISSING, f->name, NULL, err, "%s: %s lists it with its header at byte %lld; the archive ends "
                   "at %lld", r->where, LINDI_INDEX_NAME, (long long)f->o, (long long)r->size);
+    else if (!whole && r->size >= 0 && f->d + f->s > r->size)
+      /* a torn last member (a writer killed mid-append, a copy cut short): reads of it fail */
+      rc = lc_add(r, VC_SHORT, f->name, NULL, err, "%s: %s lists %lld bytes of data at byte %lld; the archive ends "
+                  "at %lld", r->where, LINDI_INDEX_NAME, (long long)f->s, (long long)f->d, (long long)r->size);
     if (!whole) continue;
     if (seen[i].hit && seen[i].o >= 0)
       rc = lc_add(r, VC_ORPHAN, f->name, NULL, err, "%s: a second tar header of %s at byte %lld, which %s does not "
