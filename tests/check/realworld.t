@@ -216,6 +216,8 @@ def lindi_files(tmp):
         return
     sys.path.insert(0, LINDI)
     try:
+        if not os.path.isfile(os.path.join(LINDI, "lindi", "__init__.py")):
+            raise ImportError("no lindi/__init__.py in LINDI_SRC")  # tests/lindi would pass for it
         import lindi
     except ImportError as e:
         ok(False, "lindi from LINDI_SRC=%s imports (apt-get install python3-zarr python3-numcodecs "
