@@ -220,7 +220,7 @@ def lindi_files(tmp):
             raise ImportError("no lindi/__init__.py in LINDI_SRC")  # tests/lindi would pass for it
         import lindi
     except ImportError as e:
-        ok(False, "lindi from LINDI_SRC=%s imports (apt-get install python3-zarr python3-numcodecs "
+        ok(False, "lindi from LINDI_SRC=%s imports (a tree holding lindi/; apt-get install python3-zarr python3-numcodecs "
            "python3-requests python3-tqdm)" % LINDI, repr(e))
         return
     src = os.path.join(REAL, "lindi_src")
