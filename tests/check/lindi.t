@@ -239,6 +239,26 @@ def check_store(where, base, root, rec, env, backend, ext_base, ext_host):
        (err, rows, want, nhttp, items))
 
 
+def offsets(tmp):
+    """An external ref's end is its offset plus its size: a 100-byte file read at 80 for 40
+    bytes is short, at 10 for 40 is not (apart from the generator's record)."""
+    d = os.path.join(tmp, "offsets")
+    os.makedirs(d)
+    ext = os.path.join(d, "ext.bin")
+    with open(ext, "wb") as f:
+        f.write(bytes(100))
+    doc = {"generationMetadata": {"generatedBy": "lindi.t"},
+           "refs": {".zgroup": {"zarr_format": 2}, "a/0": [ext, 80, 40], "a/1": [ext, 10, 40]}}
+    path = os.path.join(d, "offsets.lindi.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    sets, err, rc = json_sets("SELECT part, item, verdict FROM vdsql_check(%s);\n" % q(path))
+    rows = sets[0] if sets else []
+    ok(rc == 0 and rows == [{"part": "a", "item": "a/0", "verdict": "short"}],
+       "file: an external ref's end is offset + size: [80, 40) of a 100-byte file is short, [10, 40) is not",
+       json.dumps(rows) + err)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="vdsql-checklindi.")
     web = None
@@ -266,6 +286,7 @@ def main():
         ok(not bad, "the generator's record agrees with the oracle here (tarfile, json, os.stat) on all %d datasets"
            % len(rec["datasets"]), bad)
         check_store("file", root + "/", root, rec, None, "file", ext_base, ext_host)
+        offsets(tmp)
         check_store("http", web.url + "/", root, rec, None, "http", ext_base, ext_host)
         try:
             import vdsupload
