@@ -8,6 +8,23 @@ OpenVDS the vds_audit verdict its detail starts with).
 
   mkbroken.py catalog DIR    the catalog under DIR (needs h5py for its VTKHDF files)
 
+The record, the same for every tests/gen/mkbroken*.py (tests/gen/mkbucket.py reads them
+all): {"datasets": [entry, ...], ...} where an entry is
+  name     the dataset's path under DIR
+  format   openvds, lindi or vtkhdf
+  error    a bool: vdsql_datasets lists it with an error (cannot recognise it)
+  faults   [{part, item, verdict, audit}]: exactly the rows vdsql_check gives; audit is
+           the vds_audit verdict the detail starts with (OpenVDS), the words it holds
+           (VTKHDF) or null; a fault may hold "remote": {verdict, audit}, what it is
+           instead when the dataset is read over http or S3
+  items    (optional) what vdsql_check_summary counts
+  files    (optional) entries for the sibling files the dataset names (VTKHDF part
+           files, link targets): they must sit next to it, and are datasets themselves
+  outside  (optional) what it refers to outside DIR (local paths, another server): a
+           copy of it elsewhere does not check the same
+Other top-level keys are the generator's own (mkbroken.py's "missing": names that name
+nothing).
+
 OpenVDS: a clean survey; the audit dataset of mkvds.py (every vds_audit verdict, mapped
 to the shared vocabulary below); a stored page deleted; a stored page cut to 3 bytes
 (not whole entries); LayerStatus and VolumeDataLayout that do not parse; LayerStatus

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Builds LINDI datasets broken on purpose, for vdsql_check (docs/check.md#lindi), and
 prints the record of what it broke as JSON, in tests/gen/mkbroken.py's schema: per
-dataset {name, format, error, faults: [{part, item, verdict, audit}]}, plus "ext" (the
+dataset {name, format, error, faults: [{part, item, verdict, audit}], outside}, plus "ext" (the
 files external refs point at, under DIR/ext/, and the base URL they are named by).
 Archives are written with tests/gen/mklindi.py's Archive (from shared/spec/lindi.md,
 stdlib only); every fault is planted here by hand, never by asking vdsql.
@@ -76,19 +76,21 @@ def build_catalog(d, ext):
         f.write(b"o" * 64)
     rec = {"datasets": [], "missing": [], "ext": {"base": ext, "files": ["ext/data.bin", "ext/other.bin"]}}
 
-    def add(name, faults=()):
+    def add(name, faults=(), outside=False):
+        # outside: its refs name DIR/ext/ through EXTBASE, which a copy elsewhere cannot take along
         rec["datasets"].append({"name": name, "format": "lindi", "error": False,
-                                "faults": [{"part": p, "item": i, "verdict": v, "audit": None} for p, i, v in faults]})
+                                "faults": [{"part": p, "item": i, "verdict": v, "audit": None} for p, i, v in faults],
+                                "outside": [ext + "/data.bin", ext + "/other.bin"] if outside else []})
 
     # clean: a raw array whole (one chunk a member, one inline), metadata, external refs
     clean = {".zgroup": {"zarr_format": 2}, "a/.zarray": zarray([20], [10]), "a/.zattrs": {"units": "mV"},
              "a/0": ["./blobs/a/0", 0, 40], "a/1": b64(40), "e/0": ["{{ext}}/data.bin", 0, 100],
              "e/1": ["{{ext}}/data.bin", 900, 100], "e/2": ["{{ext}}/other.bin", 0, 64], "text": "hello"}
     archive(os.path.join(d, "clean.lindi.tar"), [("blobs/a/0", b"\x02" * 40)], clean, ext)
-    add("clean.lindi.tar")
+    add("clean.lindi.tar", outside=True)
     clean_json = dict(clean, **{"a/0": b64(40, 2)})
     write_json(os.path.join(d, "clean.lindi.json"), clean_json, ext)
-    add("clean.lindi.json")
+    add("clean.lindi.json", outside=True)
 
     # the index against the tar headers
     def index_faults(a):
@@ -118,10 +120,10 @@ def build_catalog(d, ext):
                              "r/inside": ["./blobs/r", 10, 30], "r/late": ["./late/0", 0, 10]})
     archive(os.path.join(d, "refs.lindi.tar"), [("blobs/r", b"r" * 40)], refs, ext, late)
     add("refs.lindi.tar", ext_faults + [("r", "r/absent", "missing"), ("r", "r/outside", "short"),
-                                        ("r", "r/late", "missing"), ("late/0", None, "missing")])
+                                        ("r", "r/late", "missing"), ("late/0", None, "missing")], outside=True)
     refs_json = dict(ext_refs, **{"r/near": ["./nofile.bin", 0, 4]})
     write_json(os.path.join(d, "refs.lindi.json"), refs_json, ext)
-    add("refs.lindi.json", ext_faults + [("r", "r/near", "missing")])
+    add("refs.lindi.json", ext_faults + [("r", "r/near", "missing")], outside=True)
 
     # Zarr
     z = {".zgroup": {"zarr_format": 2},

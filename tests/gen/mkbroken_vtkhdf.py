@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """A catalog of VTKHDF files broken on purpose, for vdsql_check (docs/check.md, section
-VTKHDF), and the record of what it broke, printed as JSON: a list of
-{name, format, error, faults: [{part, item, verdict, audit}]} as tests/gen/mkbroken.py
-prints it (audit: the words the detail must hold). Written with h5py (Debian's
-python3-h5py: run with /usr/bin/python3); every count, extent and file name of the record
-comes from how this script writes the file, never from vdsql.
+VTKHDF), and the record of what it broke, printed as JSON in tests/gen/mkbroken.py's
+schema: {"datasets": [{name, format, error, faults: [{part, item, verdict, audit}],
+items}]} (audit: the words the detail must hold; items: what the summary counts). A
+main file that names sibling files (the part files of UseExternalPartitions, the
+targets of external links) lists those that exist in "files", each an entry of its own
+(vdsql_datasets lists them as VTKHDF datasets). Written with h5py (Debian's
+python3-h5py: run with /usr/bin/python3); every count, extent and file name of the
+record comes from how this script writes the file, never from vdsql.
 
   clean.vtkhdf          a temporal UnstructuredGrid, 2 steps of 2 partitions: no fault
   vds_gone.vtkhdf       UseExternalPartitions over 3 part files, part 1 deleted: missing
@@ -96,7 +99,7 @@ def clean(d):
         s.create_dataset("PointOffsets", data=np.array(pt, dtype=np.int64))
         s.create_dataset("CellOffsets", data=np.array(co, dtype=np.int64))
         s.create_dataset("ConnectivityIdOffsets", data=np.array(ci, dtype=np.int64))
-    return {"name": "clean.vtkhdf", "format": "vtkhdf", "error": None, "faults": [], "items": 4}
+    return {"name": "clean.vtkhdf", "format": "vtkhdf", "error": False, "faults": [], "items": 4}
 
 
 PARTS = [(6, 2, 8), (4, 1, 4), (5, 3, 12)]
@@ -143,11 +146,18 @@ def ext_parts(d, stem, points_claim=None, t_src=None, names=None):
     return files
 
 
+def sub(name, faults=(), error=False, items=1):
+    """A part or link target next to its main file: itself a dataset (one partition of
+    PARTS unless faults say otherwise)."""
+    return {"name": name, "format": "vtkhdf", "error": error, "items": items, "faults": list(faults)}
+
+
 def vds_gone(d):
     files = ext_parts(d, "vds_gone")
     os.unlink(os.path.join(d, files[1]))
-    return {"name": "vds_gone.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
-            "faults": [{"part": None, "item": item(0, 1), "verdict": "missing", "audit": files[1]}]}
+    return {"name": "vds_gone.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
+            "faults": [{"part": None, "item": item(0, 1), "verdict": "missing", "audit": files[1]}],
+            "files": [sub(files[0]), sub(files[2])]}
 
 
 def vds_text(d):
@@ -156,10 +166,13 @@ def vds_text(d):
     files = ext_parts(d, "vds_text", t_src=[None, None, "/VTKHDF/PointData/Temp"])
     with open(os.path.join(d, files[1]), "w") as f:
         f.write("this part file was overwritten by a text file\n")
-    return {"name": "vds_text.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
+    return {"name": "vds_text.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "malformed", "audit": files[1]},
                        {"part": "/VTKHDF/PointData/T", "item": None, "verdict": "missing",
-                        "audit": [files[2], "has no dataset /VTKHDF/PointData/Temp"]}]}
+                        "audit": [files[2], "has no dataset /VTKHDF/PointData/Temp"]}],
+            "files": [sub(files[0]), sub(files[1], error=True, items=0,
+                                         faults=[{"part": None, "item": None, "verdict": "unreadable",
+                                                  "audit": [files[1], "HDF5"]}]), sub(files[2])]}
 
 
 def vds_short(d):
@@ -172,9 +185,14 @@ def vds_short(d):
         del g["Points"]
         g.create_dataset("Points", data=np.zeros((have, 3)))
     # the record's words: source file, dataset, and both extents
-    return {"name": "vds_short.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
+    return {"name": "vds_short.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "short",
-                        "audit": [files[1], "/VTKHDF/Points", "has %d rows" % have, "rows 0..%d" % (PARTS[1][0] - 1)]}]}
+                        "audit": [files[1], "/VTKHDF/Points", "has %d rows" % have, "rows 0..%d" % (PARTS[1][0] - 1)]}],
+            # part 1 alone: its one partition's NumberOfPoints reads past its 2 Points
+            "files": [sub(files[0]), sub(files[1], faults=[{"part": None, "item": item(0, 0), "verdict": "short",
+                                                            "audit": ["Points has %d rows" % have,
+                                                                      "0..%d" % (PARTS[1][0] - 1)]}]),
+                      sub(files[2])]}
 
 
 FAR = "http://127.0.0.2:9/vds_far_part1.vtkhdf"
@@ -184,11 +202,12 @@ def vds_far(d):
     """Part 1 named by a URL on another host: from a remote main file it is never
     requested (disallowed: malformed); from a local one it is a file name that names
     nothing (missing). The record says both ("remote": the verdict over http and S3)."""
-    ext_parts(d, "vds_far", names=[None, FAR, None])
+    files = ext_parts(d, "vds_far", names=[None, FAR, None])
     os.unlink(os.path.join(d, "vds_far_part1.vtkhdf"))
-    return {"name": "vds_far.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
+    return {"name": "vds_far.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "missing", "audit": "missing_source",
-                        "remote": {"verdict": "malformed", "audit": ["disallowed_source", "127.0.0.2:9"]}}]}
+                        "remote": {"verdict": "malformed", "audit": ["disallowed_source", "127.0.0.2:9"]}}],
+            "files": [sub(files[0]), sub(files[2])]}
 
 
 TOPO = ("Vertices", "Lines", "Polygons", "Strips")
@@ -218,7 +237,7 @@ def poly(d):
             tg.create_dataset("Offsets", data=np.array(offs, dtype=np.int64))
             n = 5 if t == "Polygons" else sum(nci)
             tg.create_dataset("Connectivity", data=np.zeros(n, dtype=np.int64))
-    return {"name": "poly.vtkhdf", "format": "vtkhdf", "error": None, "items": 2,
+    return {"name": "poly.vtkhdf", "format": "vtkhdf", "error": False, "items": 2,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "short",
                         "audit": ["Polygons/Connectivity has 5 rows", "4..6"]}]}
 
@@ -237,8 +256,9 @@ def elink_gone(d):
         asm["BlockA"] = h5py.SoftLink("/VTKHDF/BlockA")
         asm["BlockB"] = h5py.SoftLink("/VTKHDF/BlockB")
     os.unlink(os.path.join(d, a))
-    return {"name": "elink_gone.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
-            "faults": [{"part": "/Assembly/BlockA", "item": None, "verdict": "missing", "audit": a}]}
+    return {"name": "elink_gone.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
+            "faults": [{"part": "/Assembly/BlockA", "item": None, "verdict": "missing", "audit": a}],
+            "files": [sub(b, items=2)]}
 
 
 def counts(d):
@@ -246,7 +266,7 @@ def counts(d):
     rows 4..6, partition 2 rows 7..8: both short); Connectivity 12 used, 15 written."""
     parts = [(4, 1, 4), (3, 1, 4), (2, 1, 4)]
     ug_file(os.path.join(d, "counts.vtkhdf"), parts, points=6, conn=15)
-    return {"name": "counts.vtkhdf", "format": "vtkhdf", "error": None, "items": 3,
+    return {"name": "counts.vtkhdf", "format": "vtkhdf", "error": False, "items": 3,
             "faults": [{"part": None, "item": item(0, 1), "verdict": "short", "audit": ["Points has 6 rows", "4..6"]},
                        {"part": None, "item": item(0, 2), "verdict": "short", "audit": ["Points has 6 rows", "7..8"]},
                        {"part": None, "item": None, "verdict": "mismatch",
@@ -268,7 +288,7 @@ def steps_past(d):
         s.create_dataset("PointOffsets", data=np.array([0, 6], dtype=np.int64))
         s.create_dataset("CellOffsets", data=np.array([0, 1], dtype=np.int64))
         s.create_dataset("ConnectivityIdOffsets", data=np.array([0, 4], dtype=np.int64))
-    return {"name": "steps_past.vtkhdf", "format": "vtkhdf", "error": None, "items": 2,
+    return {"name": "steps_past.vtkhdf", "format": "vtkhdf", "error": False, "items": 2,
             "faults": [{"part": None, "item": item(1, 0), "verdict": "short", "audit": ["Points has 8 rows", "6..9"]}]}
 
 
@@ -276,21 +296,21 @@ def negative(d):
     """NumberOfPoints[1] is -1: VTK would read a negative slice. vdsql reads the counts as
     the rows go, so this is met during the walk, not at the open: one malformed row."""
     ug_file(os.path.join(d, "negative.vtkhdf"), [(4, 1, 4), (-1, 1, 4), (3, 1, 4)], points=7)
-    return {"name": "negative.vtkhdf", "format": "vtkhdf", "error": None, "items": 0,
+    return {"name": "negative.vtkhdf", "format": "vtkhdf", "error": False, "items": 0,
             "faults": [{"part": None, "item": None, "verdict": "malformed", "audit": "NumberOfPoints[1] is negative"}]}
 
 
 def plain(d):
     with h5py.File(os.path.join(d, "plain.hdf"), "w") as f:
         f.create_dataset("data", data=np.arange(10))
-    return {"name": "plain.hdf", "format": "vtkhdf", "error": None, "items": 0,
+    return {"name": "plain.hdf", "format": "vtkhdf", "error": False, "items": 0,
             "faults": [{"part": None, "item": None, "verdict": "unreadable", "audit": "no /VTKHDF group"}]}
 
 
 def text(d):
     with open(os.path.join(d, "text.vtkhdf"), "w") as f:
         f.write("not an HDF5 file at all\n")
-    return {"name": "text.vtkhdf", "format": "vtkhdf", "error": "not an HDF5 file", "items": 0,
+    return {"name": "text.vtkhdf", "format": "vtkhdf", "error": True, "items": 0,
             "faults": [{"part": None, "item": None, "verdict": "unreadable", "audit": ["text.vtkhdf", "HDF5"]}]}
 
 
@@ -303,4 +323,4 @@ def catalog(d):
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "catalog":
         sys.exit(__doc__)
-    print(json.dumps(catalog(sys.argv[2]), indent=1))
+    print(json.dumps({"datasets": catalog(sys.argv[2])}, indent=1))
