@@ -18,7 +18,8 @@ evenly among them. A copy keeps its template's name ending (.lindi.tar, .vtkhdf,
 the format is in the name. Its record entry is the template's, renamed, plus `source`
 (generator:template), `copy` (its name at the bucket's top) and, for a sibling file,
 `of` (the main file that names it). The generators' paths
-that name nothing are left out: a bucket lists what it holds.
+that name nothing are left out: a bucket lists what it holds. (tests/gen/mkrepair_lindi.py
+is named apart: its record lists lindi_repair's actions, not vdsql_check's rows.)
 
 Templates with sibling files ("files": a VTKHDF main file and the part files or link
 targets it names by their own names, which are stored in the main file) are copied

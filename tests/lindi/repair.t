@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""lindi_repair(url), as TAP, on the archives of tests/gen/mkbroken_lindi_repair.py (each
+"""lindi_repair(url), as TAP, on the archives of tests/gen/mkrepair_lindi.py (each
 broken as lindi's own writer, which never syncs, can leave one; the generator's record
 says how). Expected values come from the record, Python's tarfile and json and GNU tar,
 never from vdsql:
@@ -37,7 +37,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import TOP, ok, plan, shell_args, skip, sql  # noqa: E402
 
-GEN = os.path.join(TOP, "tests/gen/mkbroken_lindi_repair.py")
+GEN = os.path.join(TOP, "tests/gen/mkrepair_lindi.py")
 # REPAIR_KILLS=0 leaves the kill -9 checks out (reported as skips), for a quick run
 KILLS = os.environ.get("REPAIR_KILLS", "1") != "0"
 
@@ -120,7 +120,7 @@ def main():
     try:
         src = os.path.join(tmp, "src")
         g = subprocess.run(["python3", GEN, "catalog", src], capture_output=True, text=True)
-        ok(g.returncode == 0, "mkbroken_lindi_repair.py builds the archives", g.stderr)
+        ok(g.returncode == 0, "mkrepair_lindi.py builds the archives", g.stderr)
         rec = json.loads(g.stdout)
         broken = [d for d in rec if d["faults"]]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""lindi_repair(url) in PostgreSQL, as TAP, on tests/gen/mkbroken_lindi_repair.py's
+"""lindi_repair(url) in PostgreSQL, as TAP, on tests/gen/mkrepair_lindi.py's
 archives:
   - it is a set-returning function, VOLATILE and PARALLEL UNSAFE (pg_proc), and a plan
     over a catalog of urls never puts it under a Gather; it is no foreign table (IMPORT
@@ -43,8 +43,8 @@ def agrees(path):
 
 try:
     root = os.path.join(data, 'repair')
-    g = run([sys.executable, 'tests/gen/mkbroken_lindi_repair.py', 'catalog', root], cwd=top)
-    ok(g.returncode == 0, 'tests/gen/mkbroken_lindi_repair.py builds the archives', g.stderr)
+    g = run([sys.executable, 'tests/gen/mkrepair_lindi.py', 'catalog', root], cwd=top)
+    ok(g.returncode == 0, 'tests/gen/mkrepair_lindi.py builds the archives', g.stderr)
     os.chmod(data, 0o777)
     os.chmod(root, 0o777)  # the postgres user writes the journal beside the archive
     for f in os.listdir(root):

@@ -3,10 +3,10 @@
 writer (which never syncs) can leave one, for lindi_repair (tests/lindi/repair.t).
 Written with mklindi.py's spec-only writer and Python's stdlib, never vdsql.
 
-  mkbroken_lindi_repair.py catalog DIR   builds DIR/*.lindi.tar (and a plain tar, a
-                                         .lindi.json) and prints the record: per dataset
-                                         {name, format, error, faults:[{part, item,
-                                         verdict, audit}]}, as tests/gen/mkbroken.py's
+  mkrepair_lindi.py catalog DIR   builds DIR/*.lindi.tar (and a plain tar, a
+                                  .lindi.json) and prints the record: per dataset
+                                  {name, format, error, faults:[{part, item,
+                                  verdict, audit}]}, as tests/gen/mkbroken.py's
 
 Each fault is one lindi write cut short:
   appended      a member appended (header, data, end blocks), the index not rewritten
