@@ -30,7 +30,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "gen"))
-from taplib import Nginx, Radosgw, json_sets, ok, plan, sql  # noqa: E402
+from taplib import Nginx, Radosgw, json_sets, ok, plan  # noqa: E402
 
 GEN = os.path.join(top, "tests", "gen", "mkbroken_vtkhdf.py")
 SHARED = os.environ.get("VDSQL_SHARED", os.path.join(os.path.dirname(top), "shared"))

@@ -27,7 +27,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mklindi import BLOCK, Archive, dumps, header, padded  # noqa: E402
+from mklindi import Archive, dumps  # noqa: E402
 
 
 def base(path, n=6):
