@@ -183,6 +183,10 @@ def main():
         h = os.path.join(work, "healthy.lindi.tar")
         before = state(h)
         trace = os.path.join(tmp, "strace")
+        if not shutil.which("strace"):
+            ok(False, "healthy: strace is needed to see that nothing is written (Debian package strace; "
+               "scripts/install-deps installs it)")
+            return plan()
         p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=write,pwrite64,pwritev,ftruncate,fsync,fdatasync,"
                             "openat,rename,renameat,renameat2,unlink,unlinkat,flock", "-o", trace] + shell_args(),
                            input="SELECT count(*) FROM lindi_repair('%s');" % h, capture_output=True, text=True)
