@@ -21,7 +21,9 @@ never from vdsql:
   - on radosgw and Azurite (REPAIR_STORES, default "s3 az"): every archive repaired in
     place as a whole-object rewrite (one GET, one conditional PUT; a healthy one costs
     one GET and keeps its ETag), read back with boto3 / tests/azclient.py and checked with
-    tarfile; kill -9 at random moments leaves the old object or the repaired one."""
+    tarfile; kill -9 at random moments leaves the old object or the repaired one; on S3
+    through tests/faultproxy.py, a PUT whose answer is lost is a repair done, and another
+    writer replacing the object mid-repair leaves that writer's object, nothing written."""
 import hashlib
 import json
 import os
@@ -448,6 +450,60 @@ def s3_checks(tmp, src, rec, rng):
                 bad.append("kill %d: neither old nor repaired: %s" % (i, agrees(local)))
         ok(not bad, "s3: 6 kills at random moments of a repair: the object is the old one or the repaired one",
            "\n".join(bad))
+        wire_checks(tmp, src, srv, c, env)
+
+
+def wire_checks(tmp, src, srv, c, env):
+    """Through tests/faultproxy.py in front of radosgw: the PUT's answer lost on the wire
+    (the write landed; the retry's If-Match then fails) is a repair done, said as done;
+    another writer replacing the object between the repair's GET and its PUT (the GET's
+    answer held 3 s) makes the repair write nothing and say so, the other writer's object
+    kept whole."""
+    from taplib import FaultProxy
+    proxy = FaultProxy(int(srv.endpoint.rsplit(":", 1)[1]))
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
+        url = "s3://%s/w/victim.lindi.tar" % srv.bucket
+        local = os.path.join(tmp, "wire.lindi.tar")
+
+        def fetch():
+            with open(local, "wb") as f:
+                f.write(c.get_object(Bucket=srv.bucket, Key="w/victim.lindi.tar")["Body"].read())
+            return local
+
+        c.upload_file(os.path.join(src, "appended.lindi.tar"), srv.bucket, "w/victim.lindi.tar")
+        proxy.arm(rate=1, kinds="drop", methods="PUT", count=1)
+        p, rows = repair(url, env=penv)
+        drops = proxy.stats()["faults"].get("drop", {}).get("PUT", 0)
+        proxy.off()
+        acts = [(r["action"], r["name"]) for r in rows]
+        why = agrees(fetch())
+        ok(drops == 1 and p.returncode == 0 and ("listed", "blobs/late") in acts and
+           acts[-2:] == [("index", ".tar_index.json"), ("entry", ".tar_entry.json")] and why == "",
+           "s3: the PUT's answer lost on the wire (it landed; its retry's If-Match fails): the repair's rows, "
+           "the object repaired", "drops %d; %s; %s; %s" % (drops, p.stderr, acts, why))
+
+        c.upload_file(os.path.join(src, "appended.lindi.tar"), srv.bucket, "w/victim.lindi.tar")
+        with open(os.path.join(src, "replaced.lindi.tar"), "rb") as f:
+            other = f.read()
+        proxy.arm(rate=1, kinds="stall", methods="GET", url="victim", stall=3, count=1)
+        script = os.path.join(tmp, "race.sql")
+        with open(script, "w") as f:
+            f.write("SELECT count(*) FROM lindi_repair('%s');\n" % url)
+        proc = subprocess.Popen(shell_args(), stdin=open(script), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=dict(os.environ, **penv))
+        time.sleep(1)
+        c.put_object(Bucket=srv.bucket, Key="w/victim.lindi.tar", Body=other)
+        out, errs = proc.communicate(timeout=60)
+        proxy.off()
+        with open(fetch(), "rb") as f:
+            now = f.read()
+        ok(proc.returncode != 0 and "changed while it was being repaired" in errs and url in errs and now == other,
+           "s3: another writer replaces the object between the repair's GET and PUT: the repair writes nothing "
+           "and says so; the other writer's object stands", "rc %s; %s; same as the other's: %s"
+           % (proc.returncode, errs, now == other))
+    finally:
+        proxy.stop()
 
 
 def az_checks(tmp, src, rec):

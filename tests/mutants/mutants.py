@@ -1180,4 +1180,10 @@ MUTANTS = [
          why="vdsql_check of an archive cut inside its last member says only that the walk ended, not which "
              "member is torn (what lindi_repair then unlists)",
          suites=["tests/lindi/repair.t"]),
+    dict(name="lindi_repair_lost_answer_as_race", file="**/lindi_writer_repair.c",
+         find="  if (ours) {\n",
+         replace="  if (0 && ours) {\n",
+         why="a remote repair whose PUT landed but whose answer was lost (the retry's If-Match refused) says "
+             "another writer changed the archive",
+         suites=["tests/lindi/repair.t"]),
 ]

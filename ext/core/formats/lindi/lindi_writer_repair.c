@@ -315,6 +315,31 @@ out:
   return rc;
 }
 
+/* Puts the repaired archive over the object read, whose etag was etag. A refused If-Match
+ * is another writer's change, or our own put whose answer was lost on the wire and whose
+ * retry the condition then refused: the object read again tells which. */
+static vd_code put_repaired(vd_ctx *ctx, const char *url, const vd_buf *out, const char *etag, vd_err *err) {
+  if (!etag[0]) /* without it the put could overwrite another writer's archive unseen */
+    return vd_fail(err, VD_UNSUPPORTED, "%s: the store gave the archive no ETag, so the repair cannot be made "
+                   "conditional; nothing was written", url);
+  vd_putreq put = {.url = url, .body = out->data, .len = out->len, .if_match = etag};
+  vd_code rc = vd_put(ctx, &put, err);
+  if (rc != VD_PRECONDITION) return rc;
+  vd_buf now = {0};
+  vd_objinfo info = {0};
+  vd_err gerr = {0};
+  int ours = vd_get(ctx, url, 0, -1, &now, &info, &gerr) == VD_OK && now.len == out->len &&
+             memcmp(now.data, out->data, out->len) == 0;
+  vd_buf_free(&now);
+  vd_objinfo_free(&info);
+  if (ours) {
+    vd_err_clear(err);
+    return VD_OK;
+  }
+  return vd_fail(err, VD_PRECONDITION, "%s: the archive changed while it was being repaired; the repair is not in it",
+                 url);
+}
+
 /* A remote archive (S3, Azure): objects there are replaced whole, atomically, so the
  * repaired archive is built in memory and put in one request, on the condition that the
  * object is still the one read (If-Match): a kill leaves the old object or the new, and
@@ -369,10 +394,8 @@ static vd_code repair_remote(vd_ctx *ctx, const char *url, lindi_repair_log *log
     }
   if (rc) goto out;
   out.len = total;
-  vd_putreq put = {.url = url, .body = out.data, .len = out.len, .if_match = info.etag[0] ? info.etag : NULL};
-  if ((rc = vd_put(ctx, &put, err)) == VD_PRECONDITION)
-    rc = vd_fail(err, VD_PRECONDITION, "%s: the archive changed while it was being repaired; nothing was written", url);
-  if (!rc) rc = note_index(&files[n], n + 1, log, err);
+  if ((rc = put_repaired(ctx, url, &out, info.etag, err))) goto out;
+  rc = note_index(&files[n], n + 1, log, err);
 out:
   free(files);
   plan_free(&p);
