@@ -978,8 +978,8 @@ MUTANTS = [
          why="a remote file's sub-file on another host (never requested) said missing, as if it had been asked for",
          suites=["tests/check/vtkhdf.t"]),
     dict(name="check_vtk_short_source_malformed", file="**/check_vtkhdf.c",
-         find='strstr(problem, ", the virtual dataset maps ") && !strstr',
-         replace='strstr(problem, ", the virtual dataset maps ") && 0 && !strstr',
+         find="if (s && s->fault == VH5_FAULT_SHORT) return VC_SHORT;",
+         replace="if (s && s->fault == VH5_FAULT_SHORT) return VC_MALFORMED;",
          why="a virtual-dataset source shorter than its mapping (HDF5 fills the rest) said malformed, not short",
          suites=["tests/check/vtkhdf.t"]),
     dict(name="check_vtk_slice_end_unchecked", file="**/check_vtkhdf.c",
@@ -1186,4 +1186,19 @@ MUTANTS = [
          why="a remote repair whose PUT landed but whose answer was lost (the retry's If-Match refused) says "
              "another writer changed the archive",
          suites=["tests/lindi/repair.t"]),
+    dict(name="vh5_rows_past_extent_not_short", file="**/vtkhdf_h5.c",
+         find="""(unsigned long long)s0[d], (unsigned long long)e0[d]);
+        set_found(f, VH5_BAD, 1, why, VD_OK, VH5_FAULT_SHORT);""",
+         replace="""(unsigned long long)s0[d], (unsigned long long)e0[d]);
+        set_found(f, VH5_BAD, 1, why, VD_OK, VH5_FAULT_OTHER);""",
+         why="the HDF5 helper finds a mapping past its source's rows but does not say it is short: vdsql_check "
+             "says malformed",
+         suites=["tests/check/vtkhdf.t"]),
+    dict(name="vh5_absent_dataset_not_absent", file="**/vtkhdf_h5.c",
+         find="""        st = VH5_BAD, fault = VH5_FAULT_ABSENT;
+        snprintf(why, sizeof why, "%s: has no dataset %s", shown, obj);""",
+         replace="""        st = VH5_BAD;
+        snprintf(why, sizeof why, "%s: has no dataset %s", shown, obj);""",
+         why="a source file without the mapped dataset is not said absent: vdsql_check says malformed, not missing",
+         suites=["tests/check/vtkhdf.t"]),
 ]

@@ -42,11 +42,17 @@ typedef struct vh_array {
   int64_t components, tuples;
 } vh_array;
 
+/* What a bad_source lacks, as the HDF5 helper found it: the object absent, fewer values
+ * than the virtual dataset maps (HDF5 fills the rest), or something else (not HDF5,
+ * another rank). vdsql_check's verdicts come from it, never from the problem's words. */
+typedef enum vh_fault { VH5_FAULT_OTHER, VH5_FAULT_ABSENT, VH5_FAULT_SHORT } vh_fault;
+
 typedef struct vh_source {
   char *object, *kind, *file, *resolved, *target; /* file and resolved as shown (redacted) */
   int64_t exists;                                 /* 1, 0, or VH_NULL when not asked */
   const char *status;                             /* ok, missing_source, bad_source, disallowed_source */
   char *problem;                                  /* the fault, NULL when ok */
+  int fault;                                      /* bad_source: vh_fault (absent, short, other) */
 } vh_source;
 
 /* One row of vtkhdf_amr_boxes: an OverlappingAMR box of a step and level */

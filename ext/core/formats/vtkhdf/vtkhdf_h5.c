@@ -3,6 +3,7 @@
 #include "vtkhdf_h5.h"
 
 #include "store/store.h"
+#include "vtkhdf.h"
 #include "vtkhdf_vfd.h"
 
 #include <fcntl.h>
@@ -410,9 +411,9 @@ static int memo_known(const char *p) {
   return 0;
 }
 
-static void set_found(vh5_found *f, vh5_state st, int exists, const char *why, vd_code code) {
+static void set_found(vh5_found *f, vh5_state st, int exists, const char *why, vd_code code, int fault) {
   free(f->why);
-  f->state = st, f->exists = exists, f->code = code;
+  f->state = st, f->exists = exists, f->code = code, f->fault = fault;
   f->why = why ? strdup(why) : NULL;
 }
 
@@ -467,7 +468,7 @@ static hid_t open_file(const char *p) {
 static void probe_file(const char *p, vh5_found *out) {
   memo *m = memo_get(p);
   if (m && (int)m->f.state >= 0) {
-    set_found(out, m->f.state, m->f.exists, m->f.why, m->f.code);
+    set_found(out, m->f.state, m->f.exists, m->f.why, m->f.code, m->f.fault);
     return;
   }
   char shown[600], why[1200], hm[256];
@@ -516,8 +517,8 @@ static void probe_file(const char *p, vh5_found *out) {
     }
     H5Eclear2(H5E_DEFAULT);
   }
-  set_found(out, st, exists, why[0] ? why : NULL, code);
-  if ((m = memo_get(p))) set_found(&m->f, st, exists, out->why, code);
+  set_found(out, st, exists, why[0] ? why : NULL, code, VH5_FAULT_OTHER);
+  if ((m = memo_get(p))) set_found(&m->f, st, exists, out->why, code, VH5_FAULT_OTHER);
 }
 
 void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t nmapped, vh5_found *f) {
@@ -531,7 +532,7 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
   memo *m = memo_get(key);
   if (m && (int)m->f.state < 0) {
     vh5_state st = VH5_OK;
-    int rank = -1;
+    int rank = -1, fault = VH5_FAULT_OTHER;
     hsize_t dims[H5S_MAX_RANK] = {0};
     why[0] = 0;
     hid_t fid = open_file(file);
@@ -542,7 +543,7 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
       hid_t ds = H5Lexists(fid, obj, H5P_DEFAULT) > 0 ? H5Dopen2(fid, obj, H5P_DEFAULT) : -1;
       hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
       if (sp < 0) {
-        st = VH5_BAD;
+        st = VH5_BAD, fault = VH5_FAULT_ABSENT;
         snprintf(why, sizeof why, "%s: has no dataset %s", shown, obj);
       } else {
         rank = H5Sget_simple_extent_ndims(sp);
@@ -554,7 +555,7 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
       int root = !obj[0] || !strcmp(obj, "/");
       hid_t o = root || H5Lexists(fid, obj, H5P_DEFAULT) > 0 ? H5Oopen(fid, root ? "/" : obj, H5P_DEFAULT) : -1;
       if (o < 0) {
-        st = VH5_BAD;
+        st = VH5_BAD, fault = VH5_FAULT_ABSENT;
         snprintf(why, sizeof why, "%s: has no %s", shown, obj);
       } else {
         H5Oclose(o);
@@ -565,9 +566,9 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
     vd_code code = VD_OK;
     int exists = 1;
     /* the open (or a read past the head) failed on the way: the file may well hold it */
-    if (st != VH5_OK && driver_failed(file, why, sizeof why, &code)) st = VH5_FAILED, exists = -1;
+    if (st != VH5_OK && driver_failed(file, why, sizeof why, &code)) st = VH5_FAILED, exists = -1, fault = VH5_FAULT_OTHER;
     if ((m = memo_get(key))) {
-      set_found(&m->f, st, exists, why[0] ? why : NULL, code);
+      set_found(&m->f, st, exists, why[0] ? why : NULL, code, fault);
       m->rank = rank;
       if (rank > 0 && (m->dims = malloc((size_t)rank * sizeof *m->dims))) memcpy(m->dims, dims, (size_t)rank * sizeof *dims);
     }
@@ -575,7 +576,7 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
   free(key);
   if (!m) return;
   if (m->f.state != VH5_OK) {
-    set_found(f, m->f.state, m->f.exists, m->f.why, m->f.code);
+    set_found(f, m->f.state, m->f.exists, m->f.why, m->f.code, m->f.fault);
     return;
   }
   if (srcspace < 0) return;
@@ -590,18 +591,18 @@ void vh5_check_object(const char *file, const char *obj, hid_t srcspace, int64_t
     if (m->rank < 0 || have < (uint64_t)nmapped) {
       snprintf(why, sizeof why, "%s: %s has %llu values, the virtual dataset maps %lld", shown, obj,
                (unsigned long long)(m->rank < 0 ? 0 : have), (long long)nmapped);
-      set_found(f, VH5_BAD, 1, why, VD_OK);
+      set_found(f, VH5_BAD, 1, why, VD_OK, VH5_FAULT_SHORT);
     }
   } else if (r != m->rank) {
     snprintf(why, sizeof why, "%s: %s has %d dimensions, the virtual dataset maps %d", shown, obj, m->rank, r);
-    set_found(f, VH5_BAD, 1, why, VD_OK);
+    set_found(f, VH5_BAD, 1, why, VD_OK, VH5_FAULT_OTHER);
   } else if (r > 0 && m->dims && H5Sget_select_bounds(srcspace, s0, e0) >= 0) {
     for (int d = 0; d < r; d++)
       if (e0[d] >= m->dims[d]) {
         snprintf(why, sizeof why, "%s: %s has %llu %s, the virtual dataset maps %s %llu..%llu", shown, obj,
                  (unsigned long long)m->dims[d], d ? "columns" : "rows", d ? "columns" : "rows",
                  (unsigned long long)s0[d], (unsigned long long)e0[d]);
-        set_found(f, VH5_BAD, 1, why, VD_OK);
+        set_found(f, VH5_BAD, 1, why, VD_OK, VH5_FAULT_SHORT);
         break;
       }
   }

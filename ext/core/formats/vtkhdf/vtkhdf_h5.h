@@ -78,6 +78,7 @@ typedef struct vh5_found {
   int exists;   /* 1, 0, or -1 when not asked (disallowed, a failed HEAD) */
   char *why;    /* malloc'd, NULL when ok: the fault, naming the file (redacted) */
   vd_code code; /* VH5_FAILED: the store's code */
+  int fault;    /* VH5_BAD: what is wrong, for vdsql_check's verdict (vh_fault, vtkhdf.h) */
 } vh5_found;
 void vh5_found_free(vh5_found *f);
 /* VD_OK, unless f is VH5_FAILED: then err gets the store's own error (its code, and its

@@ -124,6 +124,7 @@ static vd_code add_source(rd *r, const char *object, const char *kind, const cha
   s->exists = src->exists < 0 ? VH_NULL : src->exists;
   s->status = vh5_status(src->state);
   s->problem = vhr_dup0(src->why);
+  s->fault = src->state == VH5_BAD ? src->fault : 0;
   return s->object && s->kind && s->file && s->resolved && s->target && (!src->why || s->problem) ? VD_OK
                                                                                                    : vd_nomem(r->err);
 }

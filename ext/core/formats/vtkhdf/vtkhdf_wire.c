@@ -81,7 +81,7 @@ int vhw_put_doc(vd_buf *b, vhw_ids *m, const vh_doc *d) {
     const vh_source *s = &d->sources[i];
     bad = vd_wr_str(b, s->object) || vd_wr_str(b, s->kind) || vd_wr_str(b, s->file) || vd_wr_str(b, s->resolved) ||
           vd_wr_str(b, s->target) || vd_wr_u64(b, (uint64_t)s->exists) || vhw_put_sid(b, m, s->status) ||
-          vd_wr_str(b, s->problem);
+          vd_wr_str(b, s->problem) || vd_wr_u32(b, (uint32_t)s->fault);
   }
   bad = bad || vd_wr_u32(b, (uint32_t)d->nblocks);
   for (int i = 0; i < d->nblocks && !bad; i++) {
@@ -153,6 +153,7 @@ void vhw_get_doc(vd_rd *r, vh_doc *d) {
     vh_source *s = &d->sources[i];
     s->object = vd_rd_str(r), s->kind = vd_rd_str(r), s->file = vd_rd_str(r), s->resolved = vd_rd_str(r);
     s->target = vd_rd_str(r), s->exists = (int64_t)vd_rd_u64(r), s->status = vhw_get_sid(r, d), s->problem = vd_rd_str(r);
+    s->fault = (int)vd_rd_u32(r);
   }
   n = count(r, 32);
   if (n && !r->bad && !(d->blocks = calloc((size_t)n, sizeof *d->blocks))) r->bad = 1;

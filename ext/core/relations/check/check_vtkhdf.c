@@ -30,16 +30,16 @@ typedef struct {
   int qk;
 } hvc;
 
-/* The verdict of a source that is not ok, from vtkhdf_sources' status and its problem's
- * words (vh5_check_object's): a mapped dataset with fewer rows than mapped is short, an
- * absent dataset or object missing, any other broken file malformed. A disallowed
- * sub-file (another host, a name that makes no URL) is the main file's reference at
- * fault, never requested: malformed. */
-static int verdict_of(const char *status, const char *problem) {
+/* The verdict of a source that is not ok, from vtkhdf_sources' status and what the HDF5
+ * helper found wrong (vh5_fault): a mapped dataset with fewer values than mapped is
+ * short, an absent dataset or object missing, any other broken file malformed. A
+ * disallowed sub-file (another host, a name that makes no URL) is the main file's
+ * reference at fault, never requested: malformed. */
+static int verdict_of(const char *status, const vh_source *s) {
   if (!strcmp(status, "missing_source")) return VC_MISSING;
   if (!strcmp(status, "disallowed_source")) return VC_MALFORMED;
-  if (problem && strstr(problem, ", the virtual dataset maps ") && !strstr(problem, " dimensions, ")) return VC_SHORT;
-  if (problem && strstr(problem, ": has no ")) return VC_MISSING;
+  if (s && s->fault == VH5_FAULT_SHORT) return VC_SHORT;
+  if (s && s->fault == VH5_FAULT_ABSENT) return VC_MISSING;
   return VC_MALFORMED;
 }
 
@@ -177,7 +177,7 @@ static vd_code part_next(hvc *r, vc_row *row, int *got, vd_err *err) {
                s && s->problem ? s->problem : p->source_file ? p->source_file : "");
       row->part = part_of(p->block);
       row->item = p->step != VH_NULL ? r->ibuf : NULL;
-      row->verdict = verdict_of(p->status, s ? s->problem : NULL);
+      row->verdict = verdict_of(p->status, s);
       row->detail = r->dbuf;
       return *got = 1, VD_OK;
     }
@@ -194,7 +194,7 @@ static int source_next(hvc *r, vc_row *row) {
     snprintf(r->dbuf, sizeof r->dbuf, "%s: %s %s: %s", s->status,
              s->kind && !strcmp(s->kind, "virtual") ? "a mapping from" : "an external link to", s->file ? s->file : "",
              s->problem ? s->problem : "");
-    row->part = s->object, row->item = NULL, row->verdict = verdict_of(s->status, s->problem), row->detail = r->dbuf;
+    row->part = s->object, row->item = NULL, row->verdict = verdict_of(s->status, s), row->detail = r->dbuf;
     return 1;
   }
   return 0;
