@@ -5,8 +5,13 @@ functions and operators) against vdsql in PostgreSQL, as TAP (issue 28, item 1):
     foreign tables whose options fix their arguments (url, layer) over nginx on 127.0.0.1
     and local paths, named (writable) tables, and a catalog table of the datasets' real
     URLs (http and local) for sqlsmith to join and to pass to the functions;
+  - views that call the set-returning functions over the catalog (sqlsmith never calls
+    those itself): the scans, vdsql_check, vdsql_check_summary, vdsql_datasets over the
+    datasets' folders, and lindi_repair over archives broken as lindi's writer leaves them
+    (tests/gen/mkrepair_lindi.py, in this suite's own folder);
   - sqlsmith runs as the least privileged roles that reach vdsql: one with only
-    vdsql_network, one with pg_read_server_files too (local paths), each with its own seed;
+    vdsql_network, one with pg_read_server_files too (local paths), one with
+    pg_write_server_files as well (lindi_repair's local writes), each with its own seed;
   - the run fails on any backend that ends with a signal and on any SQLSTATE of class XX
     (XX000 an internal error; XX001, "compressed pglz data is corrupt", is how freed memory
     read as a value showed), read from the server log (log_line_prefix shows the SQLSTATE,
@@ -102,6 +107,13 @@ try:
     readable(work)
     ok(g.returncode == 0 and all(os.path.exists(os.path.join(vtk, f)) for f in VTK),
        'build/mkvtkhdf wrote the VTKHDF test files', g.stderr)
+    # LINDI archives broken as lindi's writer leaves them, for lindi_repair to rewrite (a
+    # folder of this suite's own: the writer role below repairs them for real)
+    rep = os.path.join(work, 'repair')
+    g = run(['python3', os.path.join(top, 'tests', 'gen', 'mkrepair_lindi.py'), 'catalog', rep])
+    readable(work)
+    ok(g.returncode == 0, 'tests/gen/mkrepair_lindi.py wrote the archives lindi_repair rewrites', g.stderr)
+    repair_urls = sorted(os.path.join(rep, f) for f in os.listdir(rep))
     ng = Nginx(data, os.path.join(work, 'nginx'))
     if not ok(ng.started, 'nginx serves the datasets on 127.0.0.1', ng.error):
         raise SystemExit
@@ -153,8 +165,21 @@ try:
              "CREATE VIEW cat_files WITH (security_invoker) AS SELECT c.url, f.name, f.size FROM catalog c "
              "JOIN vdsql_tables.lindi_files f ON f.url = c.url WHERE c.kind = 'lindi'; "
              "CREATE VIEW cat_parts WITH (security_invoker) AS SELECT c.url, p.* FROM catalog c "
-             "CROSS JOIN LATERAL vtkhdf_partitions(c.url) p WHERE c.kind = 'vtkhdf'; ")
-    roles = [('smith_net', 'vdsql_network'), ('smith_read', 'vdsql_network, pg_read_server_files')]
+             "CROSS JOIN LATERAL vtkhdf_partitions(c.url) p WHERE c.kind = 'vtkhdf'; "
+             # the health checks over the catalog, the walk of the datasets' folders, and the repair
+             "CREATE VIEW cat_check WITH (security_invoker) AS SELECT c.url, k.* FROM catalog c "
+             "CROSS JOIN LATERAL vdsql_check(c.url) k; "
+             "CREATE VIEW cat_summary WITH (security_invoker) AS SELECT c.url, k.items, k.problems, k.worst "
+             "FROM catalog c CROSS JOIN LATERAL vdsql_check_summary(c.url) k; "
+             f"CREATE VIEW cat_datasets WITH (security_invoker) AS SELECT w.prefix, d.* FROM (VALUES ('{data}/'), "
+             f"('{data}/lindi/'), ('{vtk}/')) w(prefix) CROSS JOIN LATERAL vdsql_datasets(w.prefix) d; "
+             "CREATE VIEW cat_repair WITH (security_invoker) AS SELECT a.url, r.* FROM (VALUES "
+             + ", ".join("('%s')" % u for u in repair_urls)
+             + ") a(url) CROSS JOIN LATERAL lindi_repair(a.url) r; ")
+    # the least privileged roles that reach vdsql: the network, local reads, and local writes
+    # (lindi_repair rewrites local archives: pg_read_server_files and pg_write_server_files)
+    roles = [('smith_net', 'vdsql_network'), ('smith_read', 'vdsql_network, pg_read_server_files'),
+             ('smith_write', 'vdsql_network, pg_read_server_files, pg_write_server_files')]
     for role, grants in roles:
         setup += (f"CREATE ROLE {role} LOGIN; GRANT {grants} TO {role}; GRANT USAGE ON FOREIGN SERVER vdsql TO {role}; "
                   f"GRANT USAGE ON SCHEMA vdsql_tables, fixed TO {role}; "
