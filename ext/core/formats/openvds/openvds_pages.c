@@ -143,12 +143,17 @@ static vd_code ahead_take(vds_pages *pl, int64_t p, vd_blob **out, vd_err *err) 
   if (p > pl->stop_page) pl->stop_page = INT64_MAX; /* the LIMIT was not the end: a plain scan from here */
   while (pl->ahead && pl->ahead_n && pl->apage[pl->ahead_head] < p) {
     vd_blob *b;
-    vd_err ignored;
-    /* a page no row needs: its failure is nobody's (the slot is consumed either way) */
-    vd_ahead_take(pl->ahead, &b, &ignored);
+    vd_err skipped;
+    /* a page no row needs: what its data says is nobody's concern (the slot is consumed
+     * either way), but a cancel or a lack of memory stops the scan here */
+    vd_code src = vd_ahead_take(pl->ahead, &b, &skipped);
     vd_blob_unref(b);
     pl->ahead_head = (pl->ahead_head + 1) % VDS_PAGES_WINDOW_MAX;
     pl->ahead_n--;
+    if (src == VD_INTERRUPTED || src == VD_NOMEM) {
+      *err = skipped;
+      return src;
+    }
   }
   if (!pl->ahead || (pl->ahead_n ? pl->apage[pl->ahead_head] != p : pl->next_push > p)) {
     if ((rc = ahead_open(pl, p, err))) return rc;
